@@ -1,0 +1,265 @@
+import { z } from "zod";
+import { computeRetryBudget } from "./domain/retryBudget";
+
+/**
+ * Every app setting (DESIGN §6), read once at start-up. A bad value stops the app with a message naming the
+ * setting, the value and what was expected: a typo in a schedule or a timeout must never start a half-working
+ * Scheduler. Defaults suit the local stack; Azure sets every one explicitly (infra/).
+ */
+
+const positiveInt = (what: string) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, { error: `expected a positive whole number (${what})` })
+    .transform(Number)
+    .refine((n) => n > 0, { error: `expected a positive whole number (${what})` });
+
+const url = z.url({ error: "expected an absolute http(s) URL" }).refine((u) => /^https?:\/\//.test(u), {
+  error: "expected an absolute http(s) URL",
+});
+
+/** Six-field NCRONTAB (second minute hour day month day-of-week), as the Functions timer trigger requires. */
+const ncrontab = z
+  .string()
+  .trim()
+  .refine((s) => s.split(/\s+/).length === 6 && s.split(/\s+/).every((f) => /^[\d*/,\-A-Za-z?]+$/.test(f)), {
+    error: 'expected a six-field NCRONTAB expression such as "*/15 * * * * *"',
+  });
+
+/** Setting name → schema of its string value and default. The names are contract (DESIGN §6). */
+export const SETTINGS = {
+  COSMOS_DATABASE: {
+    schema: z.string().trim().min(1, { error: "expected a database name" }),
+    default: "sas",
+  },
+  TASK_HUB_NAME: {
+    schema: z
+      .string()
+      .trim()
+      .regex(/^[A-Za-z][A-Za-z0-9]{2,44}$/, {
+        error: "expected 3-45 letters and digits, starting with a letter",
+      }),
+    default: "sas",
+  },
+  STARTER_SCHEDULE: { schema: ncrontab, default: "*/5 * * * * *" },
+  SUPERVISOR_SCHEDULE: { schema: ncrontab, default: "*/15 * * * * *" },
+  STEP_TIMEOUT_SECONDS: { schema: positiveInt("seconds"), default: "30" },
+  CLAIM_TIMEOUT_SECONDS: { schema: positiveInt("seconds"), default: "60" },
+  SUPERVISOR_MAX_FAILURES: { schema: positiveInt("failed attempts retried before Error"), default: "3" },
+  SUPERVISOR_BACKOFF_SECONDS: { schema: positiveInt("seconds"), default: "10" },
+  SUPERVISOR_PAGE_SIZE: { schema: positiveInt("records per page"), default: "100" },
+  SUPERVISOR_WINDOW_HOURS: { schema: positiveInt("hours"), default: "24" },
+  SUPERVISOR_LEASE_SECONDS: { schema: positiveInt("seconds"), default: "60" },
+  MAX_IN_FLIGHT: { schema: positiveInt("orders"), default: "50" },
+  MAX_PENDING_BACKLOG: { schema: positiveInt("orders"), default: "1000" },
+  RETRY_BUDGET_PER_STEP: { schema: positiveInt("calls"), default: "30" },
+  AGENT_MAX_ATTEMPTS: { schema: positiveInt("calls per delivered request"), default: "3" },
+  AGENT_ATTEMPT_TIMEOUT_SECONDS: { schema: positiveInt("seconds"), default: "5" },
+  AGENT_REQUEST_MAX_DELIVERY_COUNT: {
+    schema: positiveInt("the *-requests queues' MaxDeliveryCount"),
+    default: "2",
+  },
+  MAX_REQUEST_BYTES: { schema: positiveInt("bytes"), default: "65536" },
+  STATUS_QUEUE_PREFIX: {
+    schema: z
+      .string()
+      .trim()
+      .regex(/^[a-z0-9][a-z0-9._-]*$/, { error: "expected a queue-name prefix such as status-" }),
+    default: "status-",
+  },
+  INVENTORY_URL: { schema: url, default: "http://127.0.0.1:7081/inventory" },
+  PAYMENT_URL: { schema: url, default: "http://127.0.0.1:7081/payment" },
+  SHIPPING_URL: { schema: url, default: "http://127.0.0.1:7081/shipping" },
+} as const;
+
+export type SettingName = keyof typeof SETTINGS;
+export const SETTING_NAMES = Object.keys(SETTINGS) as SettingName[];
+
+/** Connection settings follow the Functions convention: a connection string locally, an identity in Azure. */
+export const CONNECTION_SETTINGS = {
+  ServiceBusConnection: ["ServiceBusConnection", "ServiceBusConnection__fullyQualifiedNamespace"],
+  CosmosConnection: ["CosmosConnection", "CosmosConnection__accountEndpoint"],
+} as const;
+
+export type ServiceBusConnectionConfig =
+  | { kind: "connectionString"; connectionString: string }
+  | { kind: "identity"; fullyQualifiedNamespace: string; clientId?: string };
+
+export type CosmosConnectionConfig =
+  { kind: "key"; endpoint: string; key: string } | { kind: "identity"; endpoint: string; clientId?: string };
+
+export interface AppConfig {
+  serviceBus: ServiceBusConnectionConfig;
+  cosmos: CosmosConnectionConfig;
+  cosmosDatabase: string;
+  taskHubName: string;
+  starterSchedule: string;
+  supervisorSchedule: string;
+  stepTimeoutSeconds: number;
+  claimTimeoutSeconds: number;
+  supervisorMaxFailures: number;
+  supervisorBackoffSeconds: number;
+  supervisorPageSize: number;
+  supervisorWindowHours: number;
+  supervisorLeaseSeconds: number;
+  maxInFlight: number;
+  maxPendingBacklog: number;
+  retryBudgetPerStep: number;
+  agentMaxAttempts: number;
+  agentAttemptTimeoutSeconds: number;
+  agentRequestMaxDeliveryCount: number;
+  maxRequestBytes: number;
+  statusQueuePrefix: string;
+  serviceUrls: { inventory: string; payment: string; shipping: string };
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join("\n  - ")}`);
+    this.name = "ConfigError";
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function parseServiceBus(env: Env, problems: string[]): ServiceBusConnectionConfig | undefined {
+  const connectionString = env.ServiceBusConnection?.trim();
+  const namespace = env.ServiceBusConnection__fullyQualifiedNamespace?.trim();
+  if (connectionString) {
+    if (
+      !/Endpoint=sb:\/\/[^;]+/i.test(connectionString) ||
+      !/SharedAccessKey(Name)?=|SharedAccessSignature=/i.test(connectionString)
+    ) {
+      problems.push(
+        "ServiceBusConnection: expected a connection string like Endpoint=sb://<host>;SharedAccessKeyName=<name>;SharedAccessKey=<key>",
+      );
+      return undefined;
+    }
+    return { kind: "connectionString", connectionString };
+  }
+  if (namespace) {
+    if (!/^[A-Za-z0-9.-]+$/.test(namespace)) {
+      problems.push(
+        `ServiceBusConnection__fullyQualifiedNamespace="${namespace}": expected a host name such as mybus.servicebus.windows.net`,
+      );
+      return undefined;
+    }
+    const clientId = env.ServiceBusConnection__clientId?.trim();
+    return { kind: "identity", fullyQualifiedNamespace: namespace, ...(clientId ? { clientId } : {}) };
+  }
+  problems.push(
+    "ServiceBusConnection: missing; set ServiceBusConnection (connection string) or ServiceBusConnection__fullyQualifiedNamespace (managed identity)",
+  );
+  return undefined;
+}
+
+function parseCosmos(env: Env, problems: string[]): CosmosConnectionConfig | undefined {
+  const connectionString = env.CosmosConnection?.trim();
+  const endpoint = env.CosmosConnection__accountEndpoint?.trim();
+  if (connectionString) {
+    const parts = Object.fromEntries(
+      connectionString
+        .split(";")
+        .filter((p) => p.includes("="))
+        .map((p) => {
+          const i = p.indexOf("=");
+          return [p.slice(0, i).trim().toLowerCase(), p.slice(i + 1).trim()];
+        }),
+    );
+    const accountEndpoint = parts.accountendpoint;
+    const key = parts.accountkey;
+    if (!accountEndpoint || !/^https?:\/\//.test(accountEndpoint) || !key) {
+      problems.push(
+        "CosmosConnection: expected a connection string like AccountEndpoint=https://<account>.documents.azure.com:443/;AccountKey=<key>;",
+      );
+      return undefined;
+    }
+    return { kind: "key", endpoint: accountEndpoint, key };
+  }
+  if (endpoint) {
+    if (!/^https?:\/\/[^/]+/.test(endpoint)) {
+      problems.push(
+        `CosmosConnection__accountEndpoint="${endpoint}": expected an https URL such as https://<account>.documents.azure.com:443/`,
+      );
+      return undefined;
+    }
+    const clientId = env.CosmosConnection__clientId?.trim();
+    return { kind: "identity", endpoint, ...(clientId ? { clientId } : {}) };
+  }
+  problems.push(
+    "CosmosConnection: missing; set CosmosConnection (connection string) or CosmosConnection__accountEndpoint (managed identity)",
+  );
+  return undefined;
+}
+
+/** Parses every setting from `env`; collects all problems before failing, so one start-up shows them all. */
+export function loadConfig(env: Env = process.env): AppConfig {
+  const problems: string[] = [];
+  const values = {} as Record<SettingName, unknown>;
+  for (const name of SETTING_NAMES) {
+    const spec = SETTINGS[name];
+    const raw = env[name];
+    const input = raw === undefined || raw.trim() === "" ? spec.default : raw;
+    const parsed = spec.schema.safeParse(input);
+    if (parsed.success) values[name] = parsed.data;
+    else problems.push(`${name}="${input}": ${parsed.error.issues.map((i) => i.message).join("; ")}`);
+  }
+  const serviceBus = parseServiceBus(env, problems);
+  const cosmos = parseCosmos(env, problems);
+  const n = (name: SettingName) => values[name] as number;
+  const s = (name: SettingName) => values[name] as string;
+
+  if (problems.length === 0) {
+    if (n("AGENT_ATTEMPT_TIMEOUT_SECONDS") >= n("STEP_TIMEOUT_SECONDS")) {
+      problems.push(
+        `AGENT_ATTEMPT_TIMEOUT_SECONDS=${n("AGENT_ATTEMPT_TIMEOUT_SECONDS")}: expected less than STEP_TIMEOUT_SECONDS=${n("STEP_TIMEOUT_SECONDS")}, or no attempt fits inside a step's deadline`,
+      );
+    }
+    const budget = computeRetryBudget({
+      agentMaxAttempts: n("AGENT_MAX_ATTEMPTS"),
+      agentRequestMaxDeliveryCount: n("AGENT_REQUEST_MAX_DELIVERY_COUNT"),
+      supervisorMaxFailures: n("SUPERVISOR_MAX_FAILURES"),
+      retryBudgetPerStep: n("RETRY_BUDGET_PER_STEP"),
+    });
+    if (!budget.withinBudget) {
+      problems.push(
+        `RETRY_BUDGET_PER_STEP=${budget.budget}: retry amplification over budget: ${budget.explanation}`,
+      );
+    }
+  }
+  if (problems.length > 0 || !serviceBus || !cosmos) throw new ConfigError(problems);
+
+  return {
+    serviceBus,
+    cosmos,
+    cosmosDatabase: s("COSMOS_DATABASE"),
+    taskHubName: s("TASK_HUB_NAME"),
+    starterSchedule: s("STARTER_SCHEDULE"),
+    supervisorSchedule: s("SUPERVISOR_SCHEDULE"),
+    stepTimeoutSeconds: n("STEP_TIMEOUT_SECONDS"),
+    claimTimeoutSeconds: n("CLAIM_TIMEOUT_SECONDS"),
+    supervisorMaxFailures: n("SUPERVISOR_MAX_FAILURES"),
+    supervisorBackoffSeconds: n("SUPERVISOR_BACKOFF_SECONDS"),
+    supervisorPageSize: n("SUPERVISOR_PAGE_SIZE"),
+    supervisorWindowHours: n("SUPERVISOR_WINDOW_HOURS"),
+    supervisorLeaseSeconds: n("SUPERVISOR_LEASE_SECONDS"),
+    maxInFlight: n("MAX_IN_FLIGHT"),
+    maxPendingBacklog: n("MAX_PENDING_BACKLOG"),
+    retryBudgetPerStep: n("RETRY_BUDGET_PER_STEP"),
+    agentMaxAttempts: n("AGENT_MAX_ATTEMPTS"),
+    agentAttemptTimeoutSeconds: n("AGENT_ATTEMPT_TIMEOUT_SECONDS"),
+    agentRequestMaxDeliveryCount: n("AGENT_REQUEST_MAX_DELIVERY_COUNT"),
+    maxRequestBytes: n("MAX_REQUEST_BYTES"),
+    statusQueuePrefix: s("STATUS_QUEUE_PREFIX"),
+    serviceUrls: { inventory: s("INVENTORY_URL"), payment: s("PAYMENT_URL"), shipping: s("SHIPPING_URL") },
+  };
+}
+
+let cached: AppConfig | undefined;
+
+/** The app's configuration, parsed on first use and then shared: settings are read once. */
+export function getConfig(): AppConfig {
+  cached ??= loadConfig();
+  return cached;
+}

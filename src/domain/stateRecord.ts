@@ -1,0 +1,159 @@
+import { z } from "zod";
+import { isoTimestamp } from "./validation";
+import { agentNameSchema, workflowRefSchema } from "./workflow";
+
+/** Every processState of DESIGN §3. */
+export const PROCESS_STATES = [
+  "Pending",
+  "Processing",
+  "Processed",
+  "CompensationPending",
+  "Compensating",
+  "Compensated",
+  "CompensationFailed",
+  "Error",
+] as const;
+export const processStateSchema = z.enum(PROCESS_STATES);
+export type ProcessState = z.infer<typeof processStateSchema>;
+
+/** States that only an operator action may leave (Processed and Compensated are left by nobody). */
+export const TERMINAL_STATES: readonly ProcessState[] = [
+  "Processed",
+  "Compensated",
+  "CompensationFailed",
+  "Error",
+];
+/** States in which an orchestration holds the record: exactly these carry lockedBy and completeBy. */
+export const LOCKED_STATES: readonly ProcessState[] = ["Processing", "Compensating"];
+/** States the starter claims from. */
+export const CLAIMABLE_STATES: readonly ProcessState[] = ["Pending", "CompensationPending"];
+
+export const isTerminal = (state: ProcessState): boolean => TERMINAL_STATES.includes(state);
+export const isLocked = (state: ProcessState): boolean => LOCKED_STATES.includes(state);
+
+/**
+ * Status of a step's forward action. `Dispatched` doubles as "in doubt": a request went out and no decisive answer
+ * came back (timeout, lost reply, transient error), so the remote effect may or may not exist.
+ */
+export const STEP_STATUSES = ["Pending", "Dispatched", "Succeeded", "Failed"] as const;
+export const stepStatusSchema = z.enum(STEP_STATUSES);
+export type StepStatus = z.infer<typeof stepStatusSchema>;
+
+export const UNDO_STATUSES = ["Dispatched", "Succeeded", "Failed"] as const;
+export const undoStatusSchema = z.enum(UNDO_STATUSES);
+export type UndoStatus = z.infer<typeof undoStatusSchema>;
+
+export const errorInfoSchema = z.strictObject({
+  code: z.string().min(1),
+  message: z.string(),
+  at: isoTimestamp,
+});
+export type ErrorInfo = z.infer<typeof errorInfoSchema>;
+
+export const undoSchema = z.strictObject({
+  status: undoStatusSchema,
+  dispatchedAt: isoTimestamp,
+  dispatchedInAttempt: z.number().int().nonnegative(),
+  completeBy: isoTimestamp,
+  completedAt: isoTimestamp.nullable(),
+  result: z.unknown().nullable(),
+  lastError: errorInfoSchema.nullable(),
+});
+export type UndoState = z.infer<typeof undoSchema>;
+
+export const stepSchema = z.strictObject({
+  name: z.string().min(1),
+  agent: agentNameSchema,
+  status: stepStatusSchema,
+  /** Deadline of the current forward dispatch. */
+  completeBy: isoTimestamp.nullable(),
+  dispatchedAt: isoTimestamp.nullable(),
+  /** Attempt that last dispatched the step: a re-run of the same attempt's dispatch is a no-op. */
+  dispatchedInAttempt: z.number().int().nonnegative().nullable(),
+  completedAt: isoTimestamp.nullable(),
+  /** What the remote service answered (e.g. a chargeId). */
+  result: z.unknown().nullable(),
+  /** What the undo needs (e.g. the chargeId to refund): recorded with the success, durable before the next step. */
+  compensation: z.unknown().nullable(),
+  lastError: errorInfoSchema.nullable(),
+  undo: undoSchema.nullable(),
+});
+export type Step = z.infer<typeof stepSchema>;
+
+export const ACTORS = ["submission", "starter", "scheduler", "supervisor", "operator"] as const;
+export type Actor = (typeof ACTORS)[number];
+
+export const historyEntrySchema = z.strictObject({
+  at: isoTimestamp,
+  event: z.string().min(1),
+  by: z.string().min(1),
+  from: processStateSchema.nullable(),
+  to: processStateSchema,
+  attempt: z.number().int().nonnegative(),
+  detail: z.string().optional(),
+});
+export type HistoryEntry = z.infer<typeof historyEntrySchema>;
+
+/** Bound on the embedded audit trail: a record must stay far below Cosmos DB's 2 MB item limit. */
+export const HISTORY_LIMIT = 50;
+
+export const compensationRequestSchema = z.strictObject({
+  reason: z.string(),
+  requestedBy: z.string(),
+  at: isoTimestamp,
+});
+
+/**
+ * One record per order in the state store (DESIGN §3). Field names are contract. Cosmos system properties
+ * (`_etag`, `_ts`, ...) are kept through a read-modify-write, hence the loose object.
+ */
+export const stateRecordSchema = z.looseObject({
+  id: z.string().min(1),
+  orderId: z.string().min(1),
+  workflow: workflowRefSchema,
+  processState: processStateSchema,
+  lockedBy: z.string().min(1).nullable(),
+  completeBy: isoTimestamp.nullable(),
+  retryAt: isoTimestamp.nullable(),
+  failureCount: z.number().int().nonnegative(),
+  /** The Supervisor's count for compensation attempts, kept apart so that undo gets its own full budget. */
+  compensationFailureCount: z.number().int().nonnegative(),
+  attempt: z.number().int().nonnegative(),
+  steps: z.array(stepSchema).min(1),
+  replyTo: z.string().nullable(),
+  fingerprint: z.string().min(1),
+  lastError: errorInfoSchema.nullable(),
+  compensationRequest: compensationRequestSchema.nullable(),
+  history: z.array(historyEntrySchema).max(HISTORY_LIMIT),
+  createdAt: isoTimestamp,
+  updatedAt: isoTimestamp,
+  _etag: z.string().optional(),
+});
+export type StateRecord = z.infer<typeof stateRecordSchema>;
+
+/** Orchestration instance id of an attempt; it is also the record's `lockedBy` while that attempt holds it. */
+export function instanceIdFor(orderId: string, attempt: number): string {
+  return `${orderId}:${attempt}`;
+}
+
+/** Index of the next forward step to run, or -1 when every step has succeeded. */
+export function nextStepIndex(record: StateRecord): number {
+  return record.steps.findIndex((s) => s.status !== "Succeeded");
+}
+
+/** A step whose forward effect may exist: it succeeded, or it was dispatched and never decisively answered. */
+export function mayHaveEffect(step: Step): boolean {
+  return step.status === "Succeeded" || step.status === "Dispatched";
+}
+
+/**
+ * Index of the next step to undo, or -1 when compensation is complete. Steps run one at a time, so undoing from
+ * the highest index down is undoing in reverse completion order.
+ */
+export function nextUndoIndex(record: StateRecord): number {
+  for (let i = record.steps.length - 1; i >= 0; i--) {
+    const step = record.steps[i]!;
+    if (mayHaveEffect(step) && step.undo?.status !== "Succeeded") return i;
+  }
+  return -1;
+}

@@ -1,0 +1,42 @@
+import { instanceIdFor, type StateRecord } from "../stateRecord";
+import { addSeconds, commit, refuse, type TransitionResult } from "./result";
+
+export interface ClaimContext {
+  now: Date;
+  /**
+   * Deadline for the claimed attempt to show progress. The orchestration replaces it with each step's deadline;
+   * if the start is lost (crash between claim and startNew), the Supervisor finds it expired and recovers it.
+   */
+  claimTimeoutSeconds: number;
+}
+
+/**
+ * The starter's claim: Pending → Processing, CompensationPending → Compensating, with attempt+1 and
+ * lockedBy = the new attempt's orchestration instance id. Written with IfMatch, so two starters cannot both win.
+ */
+export function claim(record: StateRecord, ctx: ClaimContext): TransitionResult {
+  const target =
+    record.processState === "Pending"
+      ? "Processing"
+      : record.processState === "CompensationPending"
+        ? "Compensating"
+        : null;
+  if (target === null) {
+    return refuse(record, "claim", "WrongState", `only Pending or CompensationPending records are claimed`);
+  }
+  if (record.lockedBy !== null) {
+    return refuse(record, "claim", "NotLockHolder", `record is still locked by ${record.lockedBy}`);
+  }
+  if (record.retryAt !== null && record.retryAt > ctx.now.toISOString()) {
+    return refuse(record, "claim", "NotDue", `record is not due before ${record.retryAt}`);
+  }
+  const attempt = record.attempt + 1;
+  const lockedBy = instanceIdFor(record.orderId, attempt);
+  return commit(record, ctx.now, { event: "claimed", by: "starter", detail: lockedBy }, (draft) => {
+    draft.processState = target;
+    draft.attempt = attempt;
+    draft.lockedBy = lockedBy;
+    draft.completeBy = addSeconds(ctx.now, ctx.claimTimeoutSeconds);
+    draft.retryAt = null;
+  });
+}

@@ -1,0 +1,55 @@
+import type { StateRecord } from "../stateRecord";
+import { requestCompensation } from "./compensation";
+import { commit, refuse, type TransitionResult } from "./result";
+
+export interface OperatorContext {
+  now: Date;
+  /** Who acted, for the audit trail. */
+  operator: string;
+  reason?: string;
+}
+
+/**
+ * Sends an order an operator has looked at back to work: Error → Pending, CompensationFailed →
+ * CompensationPending, with the Supervisor's count reset (the only way a failure count goes down).
+ */
+export function operatorRetry(record: StateRecord, ctx: OperatorContext): TransitionResult {
+  if (record.processState !== "Error" && record.processState !== "CompensationFailed") {
+    return refuse(
+      record,
+      "operatorRetry",
+      "WrongState",
+      `only Error or CompensationFailed orders can be retried, this one is ${record.processState}`,
+    );
+  }
+  const forward = record.processState === "Error";
+  return commit(
+    record,
+    ctx.now,
+    { event: "operatorRetry", by: `operator:${ctx.operator}`, ...(ctx.reason ? { detail: ctx.reason } : {}) },
+    (draft) => {
+      draft.retryAt = null;
+      if (forward) {
+        draft.processState = "Pending";
+        draft.failureCount = 0;
+      } else {
+        draft.processState = "CompensationPending";
+        draft.compensationFailureCount = 0;
+        // A failed undo is tried again: forget its failed outcome, keep the error in the audit trail.
+        for (const step of draft.steps) if (step.undo?.status === "Failed") step.undo = null;
+      }
+    },
+  );
+}
+
+/**
+ * An operator cancels an order that is not finished: its completed (and in-doubt) steps are undone in reverse.
+ * Allowed from Pending, Processing and Error; an order already compensating or finished is refused.
+ */
+export function operatorCancel(record: StateRecord, ctx: OperatorContext): TransitionResult {
+  return requestCompensation(
+    record,
+    { now: ctx.now, reason: ctx.reason ?? "cancelled by operator", requestedBy: `operator:${ctx.operator}` },
+    ["Pending", "Processing", "Error"],
+  );
+}

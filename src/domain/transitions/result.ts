@@ -1,0 +1,118 @@
+import {
+  HISTORY_LIMIT,
+  type Actor,
+  type HistoryEntry,
+  type ProcessState,
+  type StateRecord,
+} from "../stateRecord";
+
+export const REFUSAL_CODES = [
+  /** The record is in a state this transition does not start from. */
+  "WrongState",
+  /** Fencing: the caller's instance id is not the record's lockedBy (an expired or replaced attempt). */
+  "NotLockHolder",
+  /** The record is not due yet (retryAt in the future). */
+  "NotDue",
+  /** The Supervisor found completeBy still in the future. */
+  "NotExpired",
+  /** The step named is not the one the workflow is at, or is not in a status this transition accepts. */
+  "StepOutOfOrder",
+  /** Not every step is done yet. */
+  "StepsIncomplete",
+  /** A resubmission whose immutable data differs from the stored order. */
+  "OrderConflict",
+  /** Compensation was already requested or is running. */
+  "AlreadyCompensating",
+] as const;
+export type RefusalCode = (typeof REFUSAL_CODES)[number];
+
+export interface Refusal {
+  code: RefusalCode;
+  transition: string;
+  orderId: string;
+  processState: ProcessState;
+  reason: string;
+}
+
+/**
+ * What every transition returns. `changed: false` marks an idempotent repeat (a re-run activity, a duplicate
+ * reply): the adapter has nothing to write.
+ */
+export type TransitionResult =
+  { ok: true; record: StateRecord; changed: boolean } | { ok: false; refusal: Refusal };
+
+export function refuse(
+  record: StateRecord,
+  transition: string,
+  code: RefusalCode,
+  reason: string,
+): TransitionResult {
+  return {
+    ok: false,
+    refusal: { code, transition, orderId: record.orderId, processState: record.processState, reason },
+  };
+}
+
+export function unchanged(record: StateRecord): TransitionResult {
+  return { ok: true, record, changed: false };
+}
+
+export interface HistoryNote {
+  event: string;
+  by: Actor | string;
+  detail?: string;
+}
+
+/**
+ * Returns the new record: `update` applied to a deep copy (inputs are never mutated, so a caller holding the
+ * old copy still sees what it read), with updatedAt and a bounded history entry.
+ */
+export function commit(
+  record: StateRecord,
+  now: Date,
+  note: HistoryNote,
+  update: (draft: StateRecord) => void,
+): TransitionResult {
+  const draft = structuredClone(record);
+  update(draft);
+  const at = now.toISOString();
+  draft.updatedAt = at;
+  const entry: HistoryEntry = {
+    at,
+    event: note.event,
+    by: note.by,
+    from: record.processState,
+    to: draft.processState,
+    attempt: draft.attempt,
+    ...(note.detail !== undefined ? { detail: note.detail } : {}),
+  };
+  draft.history = [...draft.history, entry].slice(-HISTORY_LIMIT);
+  return { ok: true, record: draft, changed: true };
+}
+
+/** Fencing check shared by every write an orchestration makes. */
+export function checkFence(
+  record: StateRecord,
+  transition: string,
+  lockedBy: string,
+): TransitionResult | null {
+  if (record.lockedBy !== lockedBy) {
+    return refuse(
+      record,
+      transition,
+      "NotLockHolder",
+      `record is held by ${record.lockedBy ?? "nobody"}, not by ${lockedBy}`,
+    );
+  }
+  return null;
+}
+
+export function addSeconds(now: Date, seconds: number): string {
+  return new Date(now.getTime() + seconds * 1000).toISOString();
+}
+
+/** Clears the lock fields: they are set exactly while the record is Processing or Compensating. */
+export function release(draft: StateRecord): void {
+  draft.lockedBy = null;
+  draft.completeBy = null;
+}

@@ -1,0 +1,73 @@
+import type { StateRecord } from "../stateRecord";
+import { addSeconds, commit, refuse, release, type TransitionResult } from "./result";
+
+export interface ExpireContext {
+  now: Date;
+  /** The lockedBy the Supervisor read: the write applies only to that expired attempt. */
+  expectedLockedBy: string;
+  /** Failures tolerated with a retry; the next one is final (Error, or CompensationFailed for an undo). */
+  maxFailures: number;
+  backoffSeconds: number;
+}
+
+/** Upper bound of the Supervisor's growing back-off between attempts. */
+export const MAX_BACKOFF_SECONDS = 3600;
+
+/** Delay before retry number `failureCount` (1-based): base × 2^(n−1), capped. */
+export function backoffSeconds(base: number, failureCount: number): number {
+  return Math.min(base * 2 ** Math.max(0, failureCount - 1), MAX_BACKOFF_SECONDS);
+}
+
+/**
+ * The Supervisor's decision on an attempt whose completeBy has passed (timeouts and failures look the same in
+ * the store). It owns failureCount: +1, then back to Pending after a growing back-off, or Error past the limit.
+ * For compensation it counts separately and ends in CompensationFailed, so that operators can tell a stuck undo
+ * from a failed forward step.
+ */
+export function expire(record: StateRecord, ctx: ExpireContext): TransitionResult {
+  const forward = record.processState === "Processing";
+  if (!forward && record.processState !== "Compensating") {
+    return refuse(record, "expire", "WrongState", `only Processing or Compensating records expire`);
+  }
+  if (record.lockedBy !== ctx.expectedLockedBy) {
+    return refuse(
+      record,
+      "expire",
+      "NotLockHolder",
+      `expected lock ${ctx.expectedLockedBy}, found ${record.lockedBy ?? "none"}: someone moved first`,
+    );
+  }
+  if (record.completeBy === null || record.completeBy > ctx.now.toISOString()) {
+    return refuse(record, "expire", "NotExpired", `completeBy ${record.completeBy} has not passed`);
+  }
+  const failures = (forward ? record.failureCount : record.compensationFailureCount) + 1;
+  const exhausted = failures > ctx.maxFailures;
+  const expiredAt = record.completeBy;
+  const cause = record.lastError;
+  return commit(
+    record,
+    ctx.now,
+    {
+      event: exhausted ? "retriesExhausted" : "expired",
+      by: "supervisor",
+      detail: `attempt ${record.attempt} expired at ${expiredAt}; failure ${failures} of ${ctx.maxFailures + 1} allowed`,
+    },
+    (draft) => {
+      if (forward) draft.failureCount = failures;
+      else draft.compensationFailureCount = failures;
+      release(draft);
+      if (exhausted) {
+        draft.processState = forward ? "Error" : "CompensationFailed";
+        draft.retryAt = null;
+        draft.lastError = {
+          code: "RetriesExhausted",
+          message: `${failures} attempts failed or timed out${cause ? `; last error ${cause.code}: ${cause.message}` : ""}`,
+          at: ctx.now.toISOString(),
+        };
+      } else {
+        draft.processState = forward ? "Pending" : "CompensationPending";
+        draft.retryAt = addSeconds(ctx.now, backoffSeconds(ctx.backoffSeconds, failures));
+      }
+    },
+  );
+}

@@ -1,0 +1,85 @@
+import { z } from "zod";
+
+export const AGENT_NAMES = ["inventory", "payment", "shipping"] as const;
+export const agentNameSchema = z.enum(AGENT_NAMES);
+export type AgentName = z.infer<typeof agentNameSchema>;
+
+/** Service Bus queue an agent listens on (DESIGN §4). */
+export function agentRequestQueue(agent: AgentName): string {
+  return `${agent}-requests`;
+}
+
+export interface StepDefinition {
+  /** Stable step name: part of idempotency keys, so never rename a step of a released version. */
+  readonly name: string;
+  readonly agent: AgentName;
+  /** Remote operation that performs the step, e.g. `reserve`. */
+  readonly doOperation: string;
+  /** Remote operation that undoes it, e.g. `release`. */
+  readonly undoOperation: string;
+}
+
+export interface WorkflowDefinition {
+  readonly name: string;
+  readonly version: number;
+  readonly steps: readonly StepDefinition[];
+}
+
+export const workflowRefSchema = z.strictObject({
+  name: z.string().min(1),
+  version: z.number().int().positive(),
+});
+export type WorkflowRef = z.infer<typeof workflowRefSchema>;
+
+/** Order workflow v1: reserve inventory → charge payment → book shipping; undone in reverse. */
+export const orderWorkflowV1: WorkflowDefinition = Object.freeze({
+  name: "order",
+  version: 1,
+  steps: Object.freeze([
+    { name: "reserveInventory", agent: "inventory", doOperation: "reserve", undoOperation: "release" },
+    { name: "chargePayment", agent: "payment", doOperation: "charge", undoOperation: "refund" },
+    { name: "bookShipping", agent: "shipping", doOperation: "book", undoOperation: "cancel" },
+  ] as const satisfies readonly StepDefinition[]),
+});
+
+/**
+ * Workflows by name and version. A record carries the version it started on and keeps running on it, so a new
+ * version is registered beside the old ones, never in place of them, until no record in flight uses the old one.
+ */
+export class WorkflowRegistry {
+  private readonly byKey = new Map<string, WorkflowDefinition>();
+  private readonly latestByName = new Map<string, WorkflowDefinition>();
+
+  constructor(definitions: readonly WorkflowDefinition[] = []) {
+    for (const definition of definitions) this.register(definition);
+  }
+
+  register(definition: WorkflowDefinition): void {
+    const key = `${definition.name}@${definition.version}`;
+    if (this.byKey.has(key)) throw new Error(`workflow ${key} is already registered`);
+    if (definition.steps.length === 0) throw new Error(`workflow ${key} has no steps`);
+    const names = new Set(definition.steps.map((s) => s.name));
+    if (names.size !== definition.steps.length) throw new Error(`workflow ${key} has duplicate step names`);
+    this.byKey.set(key, definition);
+    const latest = this.latestByName.get(definition.name);
+    if (!latest || latest.version < definition.version) this.latestByName.set(definition.name, definition);
+  }
+
+  /** The definition a record started on; undefined when this build no longer knows it (see versioning docs). */
+  get(ref: WorkflowRef): WorkflowDefinition | undefined {
+    return this.byKey.get(`${ref.name}@${ref.version}`);
+  }
+
+  /** New orders start on the newest registered version. */
+  latest(name: string): WorkflowDefinition {
+    const latest = this.latestByName.get(name);
+    if (!latest) throw new Error(`no workflow named ${name} is registered`);
+    return latest;
+  }
+
+  list(): WorkflowDefinition[] {
+    return [...this.byKey.values()];
+  }
+}
+
+export const defaultWorkflows = (): WorkflowRegistry => new WorkflowRegistry([orderWorkflowV1]);

@@ -1,0 +1,63 @@
+import {
+  claim,
+  orderWorkflowV1,
+  stepDispatched,
+  stepSucceeded,
+  submit,
+  type Order,
+  type StateRecord,
+  type TransitionResult,
+} from "../../src/domain";
+
+export const T0 = new Date("2026-11-29T10:00:00.000Z");
+export const at = (seconds: number): Date => new Date(T0.getTime() + seconds * 1000);
+
+export function sampleOrder(overrides: Partial<Order> = {}): Order {
+  return {
+    orderId: "ORD-1001",
+    customerId: "C-42",
+    items: [{ sku: "SKU-1", quantity: 2, unitPrice: 9.99 }],
+    currency: "EUR",
+    shippingAddress: { line1: "1 Main St", city: "Berlin", postalCode: "10115", country: "DE" },
+    replyTo: "status-demo",
+    ...overrides,
+  };
+}
+
+/** Unwraps a transition the test expects to succeed, failing with the refusal's reason otherwise. */
+export function ok(result: TransitionResult): StateRecord {
+  if (!result.ok) throw new Error(`unexpected refusal ${result.refusal.code}: ${result.refusal.reason}`);
+  return result.record;
+}
+
+export function pendingRecord(order: Order = sampleOrder()): StateRecord {
+  return submit(order, { now: T0, workflow: orderWorkflowV1 });
+}
+
+export function claimedRecord(now = at(1)): StateRecord {
+  return ok(claim(pendingRecord(), { now, claimTimeoutSeconds: 60 }));
+}
+
+/** A Processing record whose first `succeeded` steps succeeded and, if `dispatchNext`, the next one is dispatched. */
+export function processingRecord(succeeded: number, dispatchNext = false): StateRecord {
+  let record = claimedRecord();
+  const lockedBy = record.lockedBy!;
+  for (let i = 0; i < succeeded; i++) {
+    record = ok(stepDispatched(record, { now: at(2 + i), lockedBy, stepIndex: i, stepTimeoutSeconds: 30 }));
+    record = ok(
+      stepSucceeded(record, {
+        now: at(3 + i),
+        lockedBy,
+        stepIndex: i,
+        result: { id: i },
+        compensation: { undo: i },
+      }),
+    );
+  }
+  if (dispatchNext) {
+    record = ok(
+      stepDispatched(record, { now: at(10), lockedBy, stepIndex: succeeded, stepTimeoutSeconds: 30 }),
+    );
+  }
+  return record;
+}
