@@ -1,0 +1,197 @@
+import type { Container, SqlParameter } from "@azure/cosmos";
+import {
+  PROCESS_STATES,
+  stateRecordSchema,
+  type ProcessState,
+  type Refusal,
+  type StateRecord,
+  type TransitionResult,
+} from "../domain";
+import { cosmosStatus } from "./cosmos";
+
+/** What happened to a transition the store was asked to apply. */
+export type StoreOutcome =
+  | { kind: "written"; record: StateRecord }
+  | { kind: "unchanged"; record: StateRecord }
+  | { kind: "refused"; refusal: Refusal; record: StateRecord }
+  | { kind: "notFound" };
+
+export interface Page<T> {
+  items: T[];
+  continuation: string | undefined;
+}
+
+export class CorruptRecordError extends Error {
+  constructor(orderId: string, detail: string) {
+    super(`state record ${orderId} does not match the schema: ${detail}`);
+    this.name = "CorruptRecordError";
+  }
+}
+
+/** How many times a writer re-reads and re-decides after losing a race (412) before giving up. */
+const MAX_RACE_RETRIES = 5;
+
+/**
+ * The state store: one record per order, every write a conditional replace on `_etag`. The decisions are made
+ * by the pure transitions of src/domain; this class only reads, asks, and persists, and on a 412 (someone moved
+ * first) re-reads and asks again rather than overwriting.
+ */
+export class StateStore {
+  constructor(private readonly container: Container) {}
+
+  private parse(raw: unknown, orderId: string): StateRecord {
+    const parsed = stateRecordSchema.safeParse(raw);
+    if (!parsed.success) throw new CorruptRecordError(orderId, parsed.error.issues[0]?.message ?? "invalid");
+    return parsed.data;
+  }
+
+  async get(orderId: string): Promise<StateRecord | undefined> {
+    const { resource } = await this.container.item(orderId, orderId).read();
+    return resource ? this.parse(resource, orderId) : undefined;
+  }
+
+  /** Creates the record, or returns the one already there (a redelivered submission). */
+  async create(record: StateRecord): Promise<{ created: boolean; record: StateRecord }> {
+    try {
+      const { resource } = await this.container.items.create(record);
+      return { created: true, record: this.parse(resource, record.orderId) };
+    } catch (error) {
+      if (cosmosStatus(error) !== 409) throw error;
+      const existing = await this.get(record.orderId);
+      if (!existing) throw error;
+      return { created: false, record: existing };
+    }
+  }
+
+  /** Conditional replace; undefined when the etag no longer matches (412). */
+  async replace(record: StateRecord): Promise<StateRecord | undefined> {
+    if (!record._etag) throw new Error(`record ${record.orderId} has no _etag: read it before replacing it`);
+    try {
+      const { resource } = await this.container
+        .item(record.orderId, record.orderId)
+        .replace(record, { accessCondition: { type: "IfMatch", condition: record._etag } });
+      return this.parse(resource, record.orderId);
+    } catch (error) {
+      if (cosmosStatus(error) === 412) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * Applies `decide` to the current record and persists the result. `decide` is a pure transition: on a lost
+   * race it runs again on the fresh record, so its answer may change (e.g. to a refusal).
+   */
+  async apply(orderId: string, decide: (record: StateRecord) => TransitionResult): Promise<StoreOutcome> {
+    for (let race = 0; race <= MAX_RACE_RETRIES; race++) {
+      const current = await this.get(orderId);
+      if (!current) return { kind: "notFound" };
+      const result = decide(current);
+      if (!result.ok) return { kind: "refused", refusal: result.refusal, record: current };
+      if (!result.changed) return { kind: "unchanged", record: current };
+      const written = await this.replace({ ...result.record, _etag: current._etag });
+      if (written) return { kind: "written", record: written };
+    }
+    throw new Error(`state record ${orderId}: lost ${MAX_RACE_RETRIES + 1} write races in a row`);
+  }
+
+  /**
+   * Like `apply`, but decides on the record the caller already read and gives up on a lost race instead of
+   * re-deciding: the Supervisor's contract ("a 412 means someone moved first: skip it").
+   */
+  async applyIfUnchanged(
+    read: StateRecord,
+    decide: (record: StateRecord) => TransitionResult,
+  ): Promise<StoreOutcome | { kind: "conflict" }> {
+    const result = decide(read);
+    if (!result.ok) return { kind: "refused", refusal: result.refusal, record: read };
+    if (!result.changed) return { kind: "unchanged", record: read };
+    const written = await this.replace({ ...result.record, _etag: read._etag });
+    return written ? { kind: "written", record: written } : { kind: "conflict" };
+  }
+
+  private async page(
+    query: string,
+    parameters: SqlParameter[],
+    pageSize: number,
+    continuation: string | undefined,
+  ): Promise<Page<StateRecord>> {
+    const iterator = this.container.items.query(
+      { query, parameters },
+      { maxItemCount: pageSize, ...(continuation ? { continuationToken: continuation } : {}) },
+    );
+    const response = await iterator.fetchNext();
+    const items = (response.resources ?? []).map((r: { orderId?: string }) =>
+      this.parse(r, r.orderId ?? "?"),
+    );
+    return { items, continuation: response.hasMoreResults ? response.continuationToken : undefined };
+  }
+
+  /** Due, unlocked records for the starter to claim, oldest first. */
+  findClaimable(now: Date, limit: number): Promise<Page<StateRecord>> {
+    return this.page(
+      "SELECT * FROM c WHERE c.processState IN ('Pending', 'CompensationPending') AND IS_NULL(c.lockedBy) " +
+        "AND (IS_NULL(c.retryAt) OR c.retryAt <= @now) ORDER BY c.createdAt ASC",
+      [{ name: "@now", value: now.toISOString() }],
+      limit,
+      undefined,
+    );
+  }
+
+  /**
+   * Attempts whose deadline passed inside the window, oldest deadline first, one page at a time. The window
+   * and the page size bound each sweep: this query fans out to every physical partition.
+   */
+  findExpired(opts: {
+    now: Date;
+    windowStart: Date;
+    pageSize: number;
+    continuation?: string | undefined;
+  }): Promise<Page<StateRecord>> {
+    return this.page(
+      "SELECT * FROM c WHERE c.processState IN ('Processing', 'Compensating') " +
+        "AND c.completeBy <= @now AND c.completeBy >= @windowStart ORDER BY c.completeBy ASC",
+      [
+        { name: "@now", value: opts.now.toISOString() },
+        { name: "@windowStart", value: opts.windowStart.toISOString() },
+      ],
+      opts.pageSize,
+      opts.continuation,
+    );
+  }
+
+  /** Operator listing, most recently updated first within a state (or across all). */
+  list(opts: {
+    state?: ProcessState | undefined;
+    limit: number;
+    continuation?: string | undefined;
+  }): Promise<Page<StateRecord>> {
+    return opts.state
+      ? this.page(
+          "SELECT * FROM c WHERE c.processState = @state ORDER BY c.updatedAt DESC",
+          [{ name: "@state", value: opts.state }],
+          opts.limit,
+          opts.continuation,
+        )
+      : this.page("SELECT * FROM c ORDER BY c.updatedAt DESC", [], opts.limit, opts.continuation);
+  }
+
+  async count(states: readonly ProcessState[]): Promise<number> {
+    const { resources } = await this.container.items
+      .query<number>({
+        query: "SELECT VALUE COUNT(1) FROM c WHERE ARRAY_CONTAINS(@states, c.processState)",
+        parameters: [{ name: "@states", value: [...states] }],
+      })
+      .fetchAll();
+    return resources.reduce((sum, n) => sum + n, 0);
+  }
+
+  async countByState(): Promise<Record<ProcessState, number>> {
+    const counts = Object.fromEntries(PROCESS_STATES.map((s) => [s, 0])) as Record<ProcessState, number>;
+    await Promise.all(
+      PROCESS_STATES.map(async (state) => {
+        counts[state] = await this.count([state]);
+      }),
+    );
+    return counts;
+  }
+}

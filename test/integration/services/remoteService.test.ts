@@ -1,0 +1,143 @@
+/**
+ * The agents' remote call through cockatiel against the simulator over real HTTP: classification, retries inside
+ * the deadline, the circuit breaker, and idempotent replays after a lost response.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { ConsecutiveBreaker, circuitBreaker, handleAll } from "cockatiel";
+import { RemoteServiceClient, breakerFor } from "../../../src/services/remoteService";
+import { startSimulator, type Simulator } from "../../../devhost/simulator";
+
+let sim: Simulator;
+let n = 0;
+
+beforeAll(async () => {
+  sim = await startSimulator({ port: 0, paymentLimit: 100 });
+});
+afterAll(() => sim.stop());
+beforeEach(() => sim.reset());
+
+/** A fresh breaker per client, so that one test's failures do not open the circuit for the next. */
+function client(
+  service: "inventory" | "payment" | "shipping",
+  overrides: Partial<ConstructorParameters<typeof RemoteServiceClient>[1]> = {},
+) {
+  return new RemoteServiceClient(sim.serviceUrls[service], {
+    maxAttempts: 3,
+    attemptTimeoutMs: 500,
+    initialBackoffMs: 10,
+    maxBackoffMs: 50,
+    breaker: circuitBreaker(handleAll, { halfOpenAfter: 60_000, breaker: new ConsecutiveBreaker(100) }),
+    ...overrides,
+  });
+}
+
+const inSeconds = (s: number) => new Date(Date.now() + s * 1000);
+const key = () => `ORD-${++n}:chargePayment:do`;
+
+describe("RemoteServiceClient", () => {
+  it("returns ok with the service's answer on a 2xx", async () => {
+    const outcome = await client("payment").call(
+      "charge",
+      { orderId: "ORD-A", amount: 20, currency: "EUR" },
+      { idempotencyKey: key(), deadline: inSeconds(5) },
+    );
+    expect(outcome).toMatchObject({
+      outcome: "ok",
+      status: 200,
+      calls: 1,
+      body: { orderId: "ORD-A", amount: 20 },
+    });
+  });
+
+  it("classifies a business refusal as permanent and does not retry it", async () => {
+    const outcome = await client("payment").call(
+      "charge",
+      { orderId: "ORD-B", amount: 500, currency: "EUR" },
+      { idempotencyKey: key(), deadline: inSeconds(5) },
+    );
+    expect(outcome).toMatchObject({
+      outcome: "permanent",
+      status: 402,
+      calls: 1,
+      error: { code: "PaymentDeclined" },
+    });
+  });
+
+  it("retries transient failures and succeeds, applying the effect once", async () => {
+    sim.injectFault({ service: "payment", operation: "charge", kind: "transient", count: 2 });
+    const k = key();
+    const outcome = await client("payment").call(
+      "charge",
+      { orderId: "ORD-C", amount: 5, currency: "EUR" },
+      {
+        idempotencyKey: k,
+        deadline: inSeconds(5),
+      },
+    );
+    expect(outcome).toMatchObject({ outcome: "ok", calls: 3 });
+    expect(sim.ledger().filter((e) => e.idempotencyKey === k && e.applied)).toHaveLength(1);
+  });
+
+  it("makes exactly maxAttempts calls against a service that always fails, then reports transient", async () => {
+    sim.injectFault({ service: "inventory", kind: "transient", count: 1000 });
+    const outcome = await client("inventory", { maxAttempts: 4 }).call(
+      "reserve",
+      { orderId: "ORD-D", items: [{ sku: "SKU-1", quantity: 1 }] },
+      { idempotencyKey: key(), deadline: inSeconds(5) },
+    );
+    expect(outcome).toMatchObject({ outcome: "transient", calls: 4 });
+    expect(outcome.outcome === "transient" && outcome.error.code).toBeTruthy();
+  });
+
+  it("times out a slow attempt and starts no call after the deadline", async () => {
+    sim.injectFault({ service: "shipping", kind: "latency", latencyMs: 2_000, count: 10 });
+    const started = Date.now();
+    const outcome = await client("shipping", { attemptTimeoutMs: 150, maxAttempts: 10 }).call(
+      "book",
+      {
+        orderId: "ORD-E",
+        address: { line1: "1 Main St", city: "Berlin", postalCode: "10115", country: "DE" },
+      },
+      { idempotencyKey: key(), deadline: new Date(Date.now() + 400) },
+    );
+    expect(outcome).toMatchObject({ outcome: "transient" });
+    // Every call started before the deadline: at most 400 ms / (150 ms timeout) + 1.
+    expect(outcome.calls).toBeLessThanOrEqual(3);
+    expect(Date.now() - started).toBeLessThan(1_500);
+  });
+
+  it("returns the first response for a repeat after the response was dropped", async () => {
+    sim.injectFault({ service: "payment", operation: "charge", kind: "drop-response", count: 1 });
+    const k = key();
+    const body = { orderId: "ORD-F", amount: 7, currency: "EUR" };
+    const first = await client("payment", { maxAttempts: 1 }).call("charge", body, {
+      idempotencyKey: k,
+      deadline: inSeconds(5),
+    });
+    expect(first.outcome).toBe("transient");
+    const second = await client("payment").call("charge", body, {
+      idempotencyKey: k,
+      deadline: inSeconds(5),
+    });
+    expect(second).toMatchObject({ outcome: "ok" });
+    const entries = sim.ledger().filter((e) => e.idempotencyKey === k);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ applied: true, requests: 2 });
+  });
+
+  it("opens the circuit after consecutive failures and then fails fast without calling", async () => {
+    sim.injectFault({ service: "inventory", kind: "transient", count: 1000 });
+    const breaker = circuitBreaker(handleAll, { halfOpenAfter: 60_000, breaker: new ConsecutiveBreaker(3) });
+    const c = client("inventory", { maxAttempts: 3, breaker });
+    const body = { orderId: "ORD-G", items: [{ sku: "SKU-1", quantity: 1 }] };
+    const first = await c.call("reserve", body, { idempotencyKey: key(), deadline: inSeconds(5) });
+    expect(first).toMatchObject({ outcome: "transient", calls: 3 });
+    const second = await c.call("reserve", body, { idempotencyKey: key(), deadline: inSeconds(5) });
+    expect(second).toMatchObject({ outcome: "transient", calls: 0, error: { code: "CircuitOpen" } });
+  });
+
+  it("keeps one breaker per service", () => {
+    expect(breakerFor("payment")).toBe(breakerFor("payment"));
+    expect(breakerFor("payment")).not.toBe(breakerFor("shipping"));
+  });
+});

@@ -1,0 +1,135 @@
+/**
+ * The state store adapter through the real @azure/cosmos client against the embedded emulator: conditional
+ * writes under races, and the paged queries the starter, Supervisor and operator API rely on.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { claim, expire, orderWorkflowV1, submit, type StateRecord } from "../../../src/domain";
+import { createCosmosClient } from "../../../src/services/cosmos";
+import { StateStore } from "../../../src/services/stateStore";
+import { startCosmosEmulator, type CosmosEmulator } from "../../../devhost/emulators/cosmos";
+import { T0, at, sampleOrder } from "../../support/domain";
+
+let emulator: CosmosEmulator;
+let store: StateStore;
+let client: ReturnType<typeof createCosmosClient>;
+let run = 0;
+
+beforeAll(async () => {
+  emulator = await startCosmosEmulator({ port: 0 });
+  client = createCosmosClient({ kind: "key", endpoint: emulator.endpoint + "/", key: emulator.key });
+});
+
+afterAll(async () => {
+  client.dispose();
+  await emulator.stop();
+});
+
+beforeEach(async () => {
+  // A fresh container per test keeps the tests independent without restarting the emulator.
+  const id = `state-${++run}`;
+  const { container } = await client
+    .database(emulator.database)
+    .containers.createIfNotExists({ id, partitionKey: { paths: ["/orderId"] } });
+  store = new StateStore(container);
+});
+
+const newRecord = (orderId: string, createdAt = T0): StateRecord =>
+  submit(sampleOrder({ orderId }), { now: createdAt, workflow: orderWorkflowV1 });
+
+describe("StateStore", () => {
+  it("creates a record once; a second create returns the stored one", async () => {
+    const first = await store.create(newRecord("ORD-1"));
+    expect(first.created).toBe(true);
+    expect(first.record._etag).toBeTruthy();
+    const again = await store.create({ ...newRecord("ORD-1"), customerId: "other" } as StateRecord);
+    expect(again).toMatchObject({ created: false, record: { orderId: "ORD-1", processState: "Pending" } });
+  });
+
+  it("lets exactly one of 20 concurrent claimers win; the others re-read and are refused", async () => {
+    await store.create(newRecord("ORD-2"));
+    const outcomes = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        store.apply("ORD-2", (r) => claim(r, { now: at(1), claimTimeoutSeconds: 60 })),
+      ),
+    );
+    const kinds = outcomes.map((o) => o.kind).sort();
+    expect(kinds.filter((k) => k === "written")).toHaveLength(1);
+    expect(kinds.filter((k) => k === "refused")).toHaveLength(19);
+    const stored = await store.get("ORD-2");
+    expect(stored).toMatchObject({ processState: "Processing", attempt: 1, lockedBy: "ORD-2:1" });
+  });
+
+  it("refuses a replace from a stale copy (412) instead of overwriting", async () => {
+    const { record } = await store.create(newRecord("ORD-3"));
+    const claimed = claim(record, { now: at(1), claimTimeoutSeconds: 60 });
+    if (!claimed.ok) throw new Error("claim refused");
+    expect(await store.replace({ ...claimed.record, _etag: record._etag })).toBeTruthy();
+    expect(await store.replace({ ...claimed.record, _etag: record._etag })).toBeUndefined();
+  });
+
+  it("lets the Supervisor skip a record someone else moved (applyIfUnchanged)", async () => {
+    await store.create(newRecord("ORD-4"));
+    await store.apply("ORD-4", (r) => claim(r, { now: at(1), claimTimeoutSeconds: 60 }));
+    const read = (await store.get("ORD-4"))!;
+    const ctx = { now: at(100), expectedLockedBy: read.lockedBy!, maxFailures: 3, backoffSeconds: 10 };
+    const first = await store.applyIfUnchanged(read, (r) => expire(r, ctx));
+    expect(first.kind).toBe("written");
+    const second = await store.applyIfUnchanged(read, (r) => expire(r, ctx));
+    expect(second.kind).toBe("conflict");
+    expect((await store.get("ORD-4"))!.failureCount).toBe(1);
+  });
+
+  it("reports a missing record as notFound", async () => {
+    expect(await store.apply("nope", (r) => claim(r, { now: at(1), claimTimeoutSeconds: 60 }))).toEqual({
+      kind: "notFound",
+    });
+    expect(await store.get("nope")).toBeUndefined();
+  });
+
+  it("finds claimable records oldest first, skipping locked and not-yet-due ones", async () => {
+    for (let i = 0; i < 5; i++) await store.create(newRecord(`ORD-C${i}`, at(i)));
+    await store.apply("ORD-C1", (r) => claim(r, { now: at(10), claimTimeoutSeconds: 60 }));
+    // ORD-C3 expired and waits for its back-off.
+    await store.apply("ORD-C3", (r) => claim(r, { now: at(10), claimTimeoutSeconds: 1 }));
+    const c3 = (await store.get("ORD-C3"))!;
+    await store.apply("ORD-C3", (r) =>
+      expire(r, { now: at(20), expectedLockedBy: c3.lockedBy!, maxFailures: 3, backoffSeconds: 100 }),
+    );
+    const page = await store.findClaimable(at(30), 10);
+    expect(page.items.map((r) => r.orderId)).toEqual(["ORD-C0", "ORD-C2", "ORD-C4"]);
+    const later = await store.findClaimable(at(200), 2);
+    expect(later.items.map((r) => r.orderId)).toEqual(["ORD-C0", "ORD-C2"]);
+  });
+
+  it("pages expired attempts inside the window, oldest deadline first, with continuation tokens", async () => {
+    for (let i = 0; i < 7; i++) {
+      await store.create(newRecord(`ORD-E${i}`));
+      // Claim deadlines at 100 + i seconds.
+      await store.apply(`ORD-E${i}`, (r) => claim(r, { now: at(i), claimTimeoutSeconds: 100 }));
+    }
+    const seen: string[] = [];
+    let continuation: string | undefined;
+    let pages = 0;
+    do {
+      const page = await store.findExpired({ now: at(105), windowStart: at(101), pageSize: 2, continuation });
+      seen.push(...page.items.map((r) => r.orderId));
+      continuation = page.continuation;
+      pages++;
+    } while (continuation);
+    // Deadlines 101..105 are expired and inside the window; 100 is before it, 106 not yet due.
+    expect(seen).toEqual(["ORD-E1", "ORD-E2", "ORD-E3", "ORD-E4", "ORD-E5"]);
+    expect(pages).toBe(3);
+  });
+
+  it("lists by state with continuation and counts per state", async () => {
+    for (let i = 0; i < 3; i++) await store.create(newRecord(`ORD-L${i}`, at(i)));
+    await store.apply("ORD-L0", (r) => claim(r, { now: at(10), claimTimeoutSeconds: 60 }));
+    const first = await store.list({ state: "Pending", limit: 1 });
+    expect(first.items).toHaveLength(1);
+    const second = await store.list({ state: "Pending", limit: 5, continuation: first.continuation });
+    expect([...first.items, ...second.items].map((r) => r.orderId).sort()).toEqual(["ORD-L1", "ORD-L2"]);
+    const counts = await store.countByState();
+    expect(counts).toMatchObject({ Pending: 2, Processing: 1, Processed: 0 });
+    expect(await store.count(["Pending", "Processing"])).toBe(3);
+  });
+});
