@@ -1,0 +1,106 @@
+// Idempotency store and ledger in one: the first response for an Idempotency-Key is kept and returned for
+// every repeat without running the operation again, and each key's entry counts how often it was asked.
+import type { Service } from "./schemas";
+import type { Outcome } from "./services";
+
+export interface LedgerEntry {
+  service: Service;
+  operation: string;
+  idempotencyKey: string;
+  orderId: string;
+  /** Requests that reached the operation with this key: the first plus every replay. */
+  requests: number;
+  applied: boolean;
+  /** Status of the first (stored) response. */
+  status: number;
+  firstAt: string;
+  lastAt: string;
+  effect: Record<string, unknown>;
+}
+
+export interface StoredResponse {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+export type Recorded =
+  | { kind: "first"; response: StoredResponse }
+  | { kind: "replay"; response: StoredResponse }
+  | { kind: "reuse"; response: StoredResponse };
+
+interface Slot {
+  entry: LedgerEntry;
+  fingerprint: string;
+  response: StoredResponse;
+}
+
+export class Ledger {
+  private readonly slots = new Map<string, Slot>();
+  private readonly entries: LedgerEntry[] = [];
+
+  /** Runs `operation` the first time `key` is seen; replays its response afterwards. */
+  run(
+    request: { service: Service; operation: string; key: string; orderId: string; body: unknown },
+    now: Date,
+    operation: () => Outcome,
+  ): Recorded {
+    const fingerprint = canonicalJson({
+      service: request.service,
+      operation: request.operation,
+      body: request.body,
+    });
+    const existing = this.slots.get(request.key);
+    if (existing) {
+      if (existing.fingerprint !== fingerprint) {
+        const first = existing.entry;
+        return {
+          kind: "reuse",
+          response: {
+            status: 422,
+            body: {
+              code: "IdempotencyKeyReuse",
+              message: `Idempotency-Key ${request.key} was first used for ${first.service}/${first.operation} of order ${first.orderId} with a different body`,
+            },
+          },
+        };
+      }
+      existing.entry.requests += 1;
+      existing.entry.lastAt = now.toISOString();
+      return { kind: "replay", response: existing.response };
+    }
+
+    const outcome = operation();
+    const at = now.toISOString();
+    const entry: LedgerEntry = {
+      service: request.service,
+      operation: request.operation,
+      idempotencyKey: request.key,
+      orderId: request.orderId,
+      requests: 1,
+      applied: outcome.applied,
+      status: outcome.status,
+      firstAt: at,
+      lastAt: at,
+      effect: outcome.effect,
+    };
+    const response = { status: outcome.status, body: outcome.body };
+    this.slots.set(request.key, { entry, fingerprint, response });
+    this.entries.push(entry);
+    return { kind: "first", response };
+  }
+
+  list(): LedgerEntry[] {
+    return this.entries.map((e) => ({ ...e }));
+  }
+}
+
+/** JSON with object keys sorted, so the same body with keys in another order is the same request. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
+      : v,
+  );
+}
