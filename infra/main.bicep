@@ -1,0 +1,311 @@
+// Entry point of `azd up` / `azd provision`: one resource group holding the Scheduler Agent
+// Supervisor app and everything it talks to. See docs/deployment.md for what each resource is
+// for, the roles granted and the costs.
+
+targetScope = 'subscription'
+
+import { principal } from 'modules/roles.bicep'
+
+@minLength(1)
+@maxLength(64)
+@description('azd environment name; names the resource group and seeds the resource token.')
+param environmentName string
+
+@minLength(1)
+@description('Region for every resource. It must offer Flex Consumption (az functionapp list-flexconsumption-locations).')
+@metadata({
+  azd: {
+    type: 'location'
+  }
+})
+param location string
+
+@description('Object id of the person (or pipeline) running azd, granted data access to run the app locally. Empty: none.')
+param principalId string = ''
+
+@description('Type of principalId.')
+@allowed(['User', 'ServicePrincipal', 'Group'])
+param principalType string = 'User'
+
+@description('Resource group name; empty: rg-<environmentName>.')
+param resourceGroupName string = ''
+
+@description('Where the Durable Task hub lives: AzureStorage (queues and tables in the host storage account) or DurableTaskScheduler (the managed service).')
+@allowed(['AzureStorage', 'DurableTaskScheduler'])
+param durableBackend string = 'AzureStorage'
+
+@description('Durable Task Scheduler SKU (with durableBackend DurableTaskScheduler).')
+@allowed(['Consumption', 'Dedicated'])
+param durableTaskSchedulerSku string = 'Consumption'
+
+@description('Durable task hub name (TASK_HUB_NAME): letters and digits, starting with a letter.')
+@minLength(3)
+@maxLength(45)
+param taskHubName string = 'sastaskhub'
+
+@description('Cosmos DB capacity mode: Serverless (pay per request unit) or Provisioned (autoscale throughput shared by the containers).')
+@allowed(['Serverless', 'Provisioned'])
+param cosmosCapacityMode string = 'Serverless'
+
+@description('Autoscale ceiling in RU/s with cosmosCapacityMode Provisioned.')
+@minValue(1000)
+param cosmosAutoscaleMaxThroughput int = 1000
+
+@description('Cosmos DB database name (COSMOS_DATABASE).')
+param cosmosDatabaseName string = 'sas'
+
+@description('Prefix of every status queue (STATUS_QUEUE_PREFIX); a submission\'s replyTo must start with it.')
+param statusQueuePrefix string = 'status-'
+
+@description('Status queues to create; each must start with statusQueuePrefix. The app may send only to these.')
+param statusQueues string[] = ['status-demo']
+
+@description('Base URL of the inventory service (INVENTORY_URL). Empty: a placeholder; point it at your service.')
+param inventoryUrl string = ''
+
+@description('Base URL of the payment service (PAYMENT_URL). Empty: a placeholder; point it at your service.')
+param paymentUrl string = ''
+
+@description('Base URL of the shipping service (SHIPPING_URL). Empty: a placeholder; point it at your service.')
+param shippingUrl string = ''
+
+@description('App settings that replace the tuning defaults below (name -> string value), e.g. {"MAX_IN_FLIGHT": "200"}.')
+param appSettingOverrides { *: string } = {}
+
+@description('E-mail address for alert notifications; empty: alerts show in the portal only.')
+param alertEmail string = ''
+
+@description('Failed function executions tolerated in 15 minutes before the failure alert fires.')
+@minValue(0)
+param functionFailureThreshold int = 0
+
+@description('Upper bound on function app instances.')
+@minValue(1)
+@maxValue(1000)
+param maximumInstanceCount int = 40
+
+@description('Memory per function app instance in MB.')
+@allowed([512, 2048, 4096])
+param instanceMemoryMB int = 2048
+
+var resourceToken = toLower(uniqueString(subscription().id, environmentName, location))
+var tags = { 'azd-env-name': environmentName }
+var useScheduler = durableBackend == 'DurableTaskScheduler'
+var functionAppName = 'func-${resourceToken}'
+var developers principal[] = empty(principalId) ? [] : [{ id: principalId, type: principalType }]
+
+// Tuning defaults (DESIGN §6). Strings, because app settings are strings; the app validates them
+// at start-up. Override any of them with appSettingOverrides instead of editing this file.
+var tuningDefaults = {
+  STARTER_SCHEDULE: '*/5 * * * * *'
+  SUPERVISOR_SCHEDULE: '*/15 * * * * *'
+  STEP_TIMEOUT_SECONDS: '30'
+  CLAIM_TIMEOUT_SECONDS: '60'
+  SUPERVISOR_MAX_FAILURES: '3'
+  SUPERVISOR_BACKOFF_SECONDS: '10'
+  SUPERVISOR_PAGE_SIZE: '100'
+  SUPERVISOR_WINDOW_HOURS: '24'
+  SUPERVISOR_LEASE_SECONDS: '60'
+  MAX_IN_FLIGHT: '50'
+  MAX_PENDING_BACKLOG: '1000'
+  RETRY_BUDGET_PER_STEP: '30'
+  AGENT_MAX_ATTEMPTS: '3'
+  AGENT_ATTEMPT_TIMEOUT_SECONDS: '5'
+  MAX_REQUEST_BYTES: '65536'
+}
+
+// Placeholders on a reserved domain (.invalid never resolves): the app starts, and calls to the
+// remote services fail as transient errors until the real base URLs are set.
+var remoteServices = {
+  INVENTORY_URL: empty(inventoryUrl) ? 'https://inventory.example.invalid' : inventoryUrl
+  PAYMENT_URL: empty(paymentUrl) ? 'https://payment.example.invalid' : paymentUrl
+  SHIPPING_URL: empty(shippingUrl) ? 'https://shipping.example.invalid' : shippingUrl
+}
+
+resource rg 'Microsoft.Resources/resourceGroups@2024-03-01' = {
+  name: empty(resourceGroupName) ? 'rg-${environmentName}' : resourceGroupName
+  location: location
+  tags: tags
+}
+
+module identity 'modules/identity.bicep' = {
+  name: 'identity'
+  scope: rg
+  params: {
+    name: 'id-${resourceToken}'
+    location: location
+    tags: tags
+  }
+}
+
+var app principal = { id: identity.outputs.principalId, type: 'ServicePrincipal' }
+
+module monitoring 'modules/monitoring.bicep' = {
+  name: 'monitoring'
+  scope: rg
+  params: {
+    logAnalyticsName: 'log-${resourceToken}'
+    applicationInsightsName: 'appi-${resourceToken}'
+    location: location
+    tags: tags
+    publishers: [app]
+  }
+}
+
+module storage 'modules/storage.bicep' = {
+  name: 'storage'
+  scope: rg
+  params: {
+    name: 'st${resourceToken}'
+    location: location
+    tags: tags
+    deploymentContainerName: 'app-package-${take(functionAppName, 32)}'
+    hostsDurableTaskHub: !useScheduler
+    hostPrincipals: concat([app], developers)
+  }
+}
+
+module cosmos 'modules/cosmos.bicep' = {
+  name: 'cosmos'
+  scope: rg
+  params: {
+    accountName: 'cosmos-${resourceToken}'
+    location: location
+    tags: tags
+    databaseName: cosmosDatabaseName
+    capacityMode: cosmosCapacityMode
+    autoscaleMaxThroughput: cosmosAutoscaleMaxThroughput
+    dataPrincipals: concat([app], developers)
+  }
+}
+
+module serviceBus 'modules/servicebus.bicep' = {
+  name: 'servicebus'
+  scope: rg
+  params: {
+    name: 'sb-${resourceToken}'
+    location: location
+    tags: tags
+    statusQueuePrefix: statusQueuePrefix
+    statusQueueNames: statusQueues
+    appPrincipal: app
+    // The queues with a Service Bus trigger (DESIGN §2).
+    receiveQueueNames: ['orders', 'inventory-requests', 'payment-requests', 'shipping-requests', 'agent-replies']
+    developerPrincipals: developers
+  }
+}
+
+module scheduler 'modules/durableTaskScheduler.bicep' = if (useScheduler) {
+  name: 'durable-task-scheduler'
+  scope: rg
+  params: {
+    name: 'dts-${resourceToken}'
+    location: location
+    tags: tags
+    taskHubName: taskHubName
+    skuName: durableTaskSchedulerSku
+    workers: concat([app], developers)
+  }
+}
+
+// With the scheduler backend, these settings point the Durable extension at it. The two
+// AzureFunctionsJobHost__ settings override host.json's durableTask.storageProvider, so the same
+// package runs on either backend (docs/deployment.md shows the equivalent host.json).
+var schedulerSettings = useScheduler
+  ? {
+      DURABLE_TASK_SCHEDULER_CONNECTION_STRING: 'Endpoint=${scheduler!.outputs.endpoint};Authentication=ManagedIdentity;ClientID=${identity.outputs.clientId}'
+      AzureFunctionsJobHost__extensions__durableTask__storageProvider__type: 'azureManaged'
+      AzureFunctionsJobHost__extensions__durableTask__storageProvider__connectionStringName: 'DURABLE_TASK_SCHEDULER_CONNECTION_STRING'
+    }
+  : {}
+
+// Every connection is identity-based: an endpoint or account name, the credential kind and the
+// client id of the user-assigned identity. Nothing here is a key or a secret.
+var connectionSettings = {
+  AzureWebJobsStorage__accountName: storage.outputs.name
+  AzureWebJobsStorage__blobServiceUri: storage.outputs.blobEndpoint
+  AzureWebJobsStorage__queueServiceUri: storage.outputs.queueEndpoint
+  AzureWebJobsStorage__tableServiceUri: storage.outputs.tableEndpoint
+  AzureWebJobsStorage__credential: 'managedidentity'
+  AzureWebJobsStorage__clientId: identity.outputs.clientId
+  ServiceBusConnection__fullyQualifiedNamespace: serviceBus.outputs.fullyQualifiedNamespace
+  ServiceBusConnection__credential: 'managedidentity'
+  ServiceBusConnection__clientId: identity.outputs.clientId
+  CosmosConnection__accountEndpoint: cosmos.outputs.endpoint
+  CosmosConnection__credential: 'managedidentity'
+  CosmosConnection__clientId: identity.outputs.clientId
+  APPLICATIONINSIGHTS_CONNECTION_STRING: monitoring.outputs.applicationInsightsConnectionString
+  APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'ClientId=${identity.outputs.clientId};Authorization=AAD'
+}
+
+// Settings whose value is fixed by the infrastructure itself; they win over overrides so they
+// cannot disagree with it (AGENT_REQUEST_MAX_DELIVERY_COUNT must equal the request queues'
+// MaxDeliveryCount, for instance).
+var derivedSettings = {
+  COSMOS_DATABASE: cosmos.outputs.databaseName
+  TASK_HUB_NAME: taskHubName
+  STATUS_QUEUE_PREFIX: statusQueuePrefix
+  AGENT_REQUEST_MAX_DELIVERY_COUNT: string(serviceBus.outputs.agentRequestMaxDeliveryCount)
+}
+
+var appSettings = union(
+  tuningDefaults,
+  remoteServices,
+  appSettingOverrides,
+  connectionSettings,
+  derivedSettings,
+  schedulerSettings
+)
+
+module functionApp 'modules/functionApp.bicep' = {
+  name: 'function-app'
+  scope: rg
+  params: {
+    name: functionAppName
+    planName: 'plan-${resourceToken}'
+    location: location
+    tags: tags
+    serviceName: 'api'
+    identityId: identity.outputs.id
+    deploymentContainerUrl: storage.outputs.deploymentContainerUrl
+    appSettings: appSettings
+    maximumInstanceCount: maximumInstanceCount
+    instanceMemoryMB: instanceMemoryMB
+  }
+}
+
+module alerts 'modules/alerts.bicep' = {
+  name: 'alerts'
+  scope: rg
+  params: {
+    namePrefix: 'sas-${resourceToken}'
+    tags: tags
+    serviceBusNamespaceId: serviceBus.outputs.id
+    alertsQueueName: 'alerts'
+    applicationInsightsId: monitoring.outputs.applicationInsightsId
+    notificationEmail: alertEmail
+    functionFailureThreshold: functionFailureThreshold
+  }
+}
+
+// Outputs: azd writes each one into .azure/<env>/.env; infra/scripts/write-local-settings.sh turns
+// them into local.settings.json.
+output AZURE_LOCATION string = location
+output AZURE_TENANT_ID string = tenant().tenantId
+output AZURE_RESOURCE_GROUP string = rg.name
+output AZURE_FUNCTION_APP_NAME string = functionApp.outputs.name
+output SERVICE_API_NAME string = functionApp.outputs.name
+output SERVICE_API_URI string = functionApp.outputs.uri
+output AZURE_MANAGED_IDENTITY_CLIENT_ID string = identity.outputs.clientId
+output AZURE_STORAGE_ACCOUNT_NAME string = storage.outputs.name
+output SERVICEBUS_FULLY_QUALIFIED_NAMESPACE string = serviceBus.outputs.fullyQualifiedNamespace
+output SERVICEBUS_QUEUES string[] = serviceBus.outputs.queueNames
+output COSMOS_ENDPOINT string = cosmos.outputs.endpoint
+output COSMOS_DATABASE string = cosmos.outputs.databaseName
+output DURABLE_BACKEND string = durableBackend
+output TASK_HUB_NAME string = taskHubName
+output DURABLE_TASK_SCHEDULER_ENDPOINT string = useScheduler ? scheduler!.outputs.endpoint : ''
+output APPLICATIONINSIGHTS_CONNECTION_STRING string = monitoring.outputs.applicationInsightsConnectionString
+output ALERT_RULES string[] = alerts.outputs.ruleNames
+@description('Every app setting of the function app (none is a secret), for local.settings.json.')
+output FUNCTION_APP_SETTINGS object = appSettings

@@ -1,0 +1,188 @@
+// Cosmos DB for NoSQL: the orders DB, the state store and the Supervisor's leases (DESIGN §3).
+// Local (key) auth is disabled; access is granted with data-plane role assignments only.
+
+import { cosmosDataContributorRoleId, principal } from 'roles.bicep'
+
+@description('Cosmos DB account name (3-44 lower-case letters, digits and hyphens, globally unique).')
+@minLength(3)
+@maxLength(44)
+param accountName string
+
+@description('Azure region (serverless accounts are single-region).')
+param location string
+
+@description('Tags for the resources.')
+param tags object
+
+@description('Database name (COSMOS_DATABASE).')
+param databaseName string
+
+@description('Serverless bills per request unit consumed; Provisioned reserves autoscale throughput shared by the containers.')
+@allowed(['Serverless', 'Provisioned'])
+param capacityMode string
+
+@description('Autoscale ceiling in RU/s for the shared database throughput (Provisioned only; bills at least 10% of it).')
+@minValue(1000)
+param autoscaleMaxThroughput int
+
+@description('Principals that read and write the app data (the app identity, and the developer for local runs).')
+param dataPrincipals principal[]
+
+var isServerless = capacityMode == 'Serverless'
+
+resource account 'Microsoft.DocumentDB/databaseAccounts@2025-04-15' = {
+  name: accountName
+  location: location
+  tags: tags
+  kind: 'GlobalDocumentDB'
+  properties: {
+    databaseAccountOfferType: 'Standard'
+    locations: [
+      {
+        locationName: location
+        failoverPriority: 0
+        isZoneRedundant: false
+      }
+    ]
+    // Session consistency: every writer reads its own writes, and the _etag of what it read,
+    // which is what the conditional replaces of DESIGN §3 need.
+    consistencyPolicy: {
+      defaultConsistencyLevel: 'Session'
+    }
+    capabilities: isServerless ? [{ name: 'EnableServerless' }] : []
+    disableLocalAuth: true
+    disableKeyBasedMetadataWriteAccess: true
+    minimalTlsVersion: 'Tls12'
+    publicNetworkAccess: 'Enabled'
+  }
+}
+
+resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2025-04-15' = {
+  parent: account
+  name: databaseName
+  properties: {
+    resource: {
+      id: databaseName
+    }
+    options: isServerless ? {} : { autoscaleSettings: { maxThroughput: autoscaleMaxThroughput } }
+  }
+}
+
+var partitionKey = {
+  paths: ['/orderId']
+  kind: 'Hash'
+  version: 2
+}
+
+// orders (immutable, read by id) and leases (read by id): the default policy, minus _etag.
+var defaultIndexing = {
+  indexingMode: 'consistent'
+  automatic: true
+  includedPaths: [{ path: '/*' }]
+  excludedPaths: [{ path: '/"_etag"/?' }]
+}
+
+// state: the starter, the Supervisor and the operator list all filter on processState and sort on
+// one timestamp, so each gets a (processState, <sorted field>) composite index:
+//   starter     WHERE processState IN ('Pending','CompensationPending') AND lockedBy = null
+//               AND retryAt <= @now ORDER BY createdAt
+//   supervisor  WHERE processState IN ('Processing','Compensating') AND completeBy < @now
+//               AND completeBy >= @windowStart ORDER BY completeBy
+//   operator    WHERE processState = @s ORDER BY updatedAt
+// A composite index serves ORDER BY in its own order and in the exact reverse, so ascending also
+// serves "newest first". steps[] and history[] are never filtered on and are rewritten on every
+// transition: keeping them out of the index cuts the RU charge of each write.
+var stateIndexing = {
+  indexingMode: 'consistent'
+  automatic: true
+  includedPaths: [{ path: '/*' }]
+  excludedPaths: [
+    { path: '/"_etag"/?' }
+    { path: '/steps/*' }
+    { path: '/history/*' }
+  ]
+  compositeIndexes: [
+    [
+      { path: '/processState', order: 'ascending' }
+      { path: '/createdAt', order: 'ascending' }
+    ]
+    [
+      { path: '/processState', order: 'ascending' }
+      { path: '/completeBy', order: 'ascending' }
+    ]
+    [
+      { path: '/processState', order: 'ascending' }
+      { path: '/updatedAt', order: 'ascending' }
+    ]
+  ]
+}
+
+var containers = [
+  { name: 'orders', indexingPolicy: defaultIndexing }
+  { name: 'state', indexingPolicy: stateIndexing }
+  { name: 'leases', indexingPolicy: defaultIndexing }
+]
+
+resource sqlContainers 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2025-04-15' = [
+  for c in containers: {
+    parent: database
+    name: c.name
+    properties: {
+      resource: {
+        id: c.name
+        partitionKey: partitionKey
+        indexingPolicy: c.indexingPolicy
+      }
+    }
+  }
+]
+
+// The SDK reads the account's metadata (regions, endpoints) at "/" before touching any database,
+// and a role assigned at the database scope does not reach "/". This custom role grants only that
+// read at the account scope; data access itself is granted at the database scope below.
+resource metadataReader 'Microsoft.DocumentDB/databaseAccounts/sqlRoleDefinitions@2025-04-15' = {
+  parent: account
+  name: guid(account.id, 'account-metadata-reader')
+  properties: {
+    roleName: 'Account metadata reader (${account.name})'
+    type: 'CustomRole'
+    assignableScopes: [account.id]
+    permissions: [
+      {
+        dataActions: ['Microsoft.DocumentDB/databaseAccounts/readMetadata']
+      }
+    ]
+  }
+}
+
+resource metadataAssignments 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2025-04-15' = [
+  for p in dataPrincipals: {
+    parent: account
+    name: guid(account.id, p.id, metadataReader.id)
+    properties: {
+      roleDefinitionId: metadataReader.id
+      principalId: p.id
+      scope: account.id
+    }
+  }
+]
+
+// Built-in Data Contributor on this database only: item reads, queries and writes in its three
+// containers. It cannot create or delete databases or containers (control plane, done here).
+resource dataAssignments 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2025-04-15' = [
+  for p in dataPrincipals: {
+    parent: account
+    name: guid(account.id, p.id, database.id, cosmosDataContributorRoleId)
+    properties: {
+      roleDefinitionId: '${account.id}/sqlRoleDefinitions/${cosmosDataContributorRoleId}'
+      principalId: p.id
+      scope: '${account.id}/dbs/${database.name}'
+    }
+  }
+]
+
+output accountName string = account.name
+output accountId string = account.id
+output endpoint string = account.properties.documentEndpoint
+output databaseName string = database.name
+output containerNames string[] = [for (c, i) in containers: sqlContainers[i].name]

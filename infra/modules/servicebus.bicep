@@ -1,0 +1,162 @@
+// Service Bus namespace (Standard, local auth disabled) with the queues of DESIGN §4.
+//
+// The queues and their properties are read from the Service Bus emulator's config, the file the
+// devhost and `func start` use locally, so Azure and the local runtime cannot drift apart. What
+// that file chooses, and why:
+//   orders            duplicate detection (MessageId = orderId, 10 min window), lock 1 min,
+//                     5 deliveries, TTL 14 days: a submission survives a long outage of the app.
+//   *-requests        duplicate detection (MessageId = instanceId:step:kind), lock 1 min (longer
+//                     than AGENT_MAX_ATTEMPTS x AGENT_ATTEMPT_TIMEOUT_SECONDS plus back-off),
+//                     2 deliveries, which the app is told (AGENT_REQUEST_MAX_DELIVERY_COUNT, taken
+//                     from here by main.bicep) so it knows a delivery is the last; the Supervisor
+//                     re-drives what runs out. TTL 1 hour: a request outliving its step deadline
+//                     is useless.
+//   agent-replies     no duplicate detection (a duplicate reply is ignored by the orchestration),
+//                     lock 1 min, 5 deliveries, TTL 1 hour.
+//   alerts            read by operators: 10 deliveries, TTL 14 days.
+//   status-*          per-submitter notifications, best effort: TTL 1 day, expired messages are
+//                     dropped instead of dead-lettered.
+// Every queue dead-letters after its last delivery; the alert rules watch the dead-letter counts.
+// Status queues come from a parameter (statusQueueNames) and take the properties of the
+// emulator config's status queue.
+
+import { roleIds, principal } from 'roles.bicep'
+
+@description('Service Bus namespace name (6-50 letters, digits and hyphens, globally unique).')
+@minLength(6)
+@maxLength(50)
+param name string
+
+@description('Azure region.')
+param location string
+
+@description('Tags for the resources.')
+param tags object
+
+@description('Prefix every status queue name starts with (STATUS_QUEUE_PREFIX).')
+param statusQueuePrefix string
+
+@description('Status queues to create, each starting with statusQueuePrefix.')
+param statusQueueNames string[]
+
+@description('The function app identity.')
+param appPrincipal principal
+
+@description('Queues the app receives from (Service Bus triggers); it sends to every queue.')
+param receiveQueueNames string[]
+
+@description('People or pipelines that run the app locally against these queues: namespace-wide send and receive.')
+param developerPrincipals principal[]
+
+var emulatorQueues = loadJsonContent('../../devhost/emulators/servicebus/config.json').UserConfig.Namespaces[0].Queues
+var fixedQueues = filter(emulatorQueues, q => !startsWith(q.Name, statusQueuePrefix))
+// The emulator config holds one status queue: the template for every status queue created here.
+var statusQueueTemplate = filter(emulatorQueues, q => startsWith(q.Name, statusQueuePrefix))[0]
+var queueDefinitions = concat(
+  map(fixedQueues, q => { name: q.Name, properties: q.Properties }),
+  map(statusQueueNames, n => { name: n, properties: statusQueueTemplate.Properties })
+)
+var queueNames = map(queueDefinitions, q => q.name)
+
+resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' = {
+  name: name
+  location: location
+  tags: tags
+  sku: {
+    name: 'Standard'
+    tier: 'Standard'
+  }
+  properties: {
+    disableLocalAuth: true
+    minimumTlsVersion: '1.2'
+    publicNetworkAccess: 'Enabled'
+  }
+}
+
+resource queues 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = [
+  for q in queueDefinitions: {
+    parent: namespace
+    name: q.name
+    properties: {
+      lockDuration: q.properties.LockDuration
+      maxDeliveryCount: q.properties.MaxDeliveryCount
+      requiresDuplicateDetection: q.properties.RequiresDuplicateDetection
+      duplicateDetectionHistoryTimeWindow: q.properties.DuplicateDetectionHistoryTimeWindow
+      deadLetteringOnMessageExpiration: q.properties.DeadLetteringOnMessageExpiration
+      defaultMessageTimeToLive: q.properties.DefaultMessageTimeToLive
+      requiresSession: q.properties.RequiresSession
+      forwardTo: empty(q.properties.ForwardTo) ? null : q.properties.ForwardTo
+      forwardDeadLetteredMessagesTo: empty(q.properties.ForwardDeadLetteredMessagesTo)
+        ? null
+        : q.properties.ForwardDeadLetteredMessagesTo
+      maxSizeInMegabytes: 1024
+      enablePartitioning: false
+      enableBatchedOperations: true
+    }
+  }
+]
+
+// Data Sender on each queue, one assignment per queue: the app sends to all of them (agent
+// requests and replies, alerts, status notifications, and orders from the HTTP front door).
+resource appSenderAssignments 'Microsoft.Authorization/roleAssignments@2022-04-01' = [
+  for (q, i) in queueDefinitions: {
+    name: guid(queues[i].id, appPrincipal.id, roleIds.serviceBusDataSender)
+    scope: queues[i]
+    properties: {
+      roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roleIds.serviceBusDataSender)
+      principalId: appPrincipal.id
+      principalType: appPrincipal.type
+    }
+  }
+]
+
+resource receiveQueues 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' existing = [
+  for q in receiveQueueNames: {
+    parent: namespace
+    name: q
+  }
+]
+
+// Data Receiver only on the queues with a trigger. Receiver (not Owner) is enough to receive,
+// complete and dead-letter; without the Manage right the scale controller estimates queue length
+// from the oldest message instead of reading the exact count, which is fine for this workload.
+resource appReceiverAssignments 'Microsoft.Authorization/roleAssignments@2022-04-01' = [
+  for (q, i) in receiveQueueNames: {
+    name: guid(receiveQueues[i].id, appPrincipal.id, roleIds.serviceBusDataReceiver)
+    scope: receiveQueues[i]
+    properties: {
+      roleDefinitionId: subscriptionResourceId(
+        'Microsoft.Authorization/roleDefinitions',
+        roleIds.serviceBusDataReceiver
+      )
+      principalId: appPrincipal.id
+      principalType: appPrincipal.type
+    }
+    dependsOn: [queues]
+  }
+]
+
+var developerGrants = flatten(map(
+  developerPrincipals,
+  p => map([roleIds.serviceBusDataSender, roleIds.serviceBusDataReceiver], r => { principal: p, roleId: r })
+))
+
+resource developerAssignments 'Microsoft.Authorization/roleAssignments@2022-04-01' = [
+  for grant in developerGrants: {
+    name: guid(namespace.id, grant.principal.id, grant.roleId)
+    scope: namespace
+    properties: {
+      roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', grant.roleId)
+      principalId: grant.principal.id
+      principalType: grant.principal.type
+    }
+  }
+]
+
+output name string = namespace.name
+output id string = namespace.id
+@description('Host name of the namespace, the value of ServiceBusConnection__fullyQualifiedNamespace.')
+output fullyQualifiedNamespace string = split(split(namespace.properties.serviceBusEndpoint, '//')[1], ':')[0]
+output queueNames string[] = queueNames
+@description('MaxDeliveryCount of the agent request queues (the app must know it: AGENT_REQUEST_MAX_DELIVERY_COUNT).')
+output agentRequestMaxDeliveryCount int = filter(queueDefinitions, q => q.name == 'inventory-requests')[0].properties.MaxDeliveryCount
