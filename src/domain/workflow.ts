@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { orderTotal, type Order } from "./order";
 
 export const AGENT_NAMES = ["inventory", "payment", "shipping"] as const;
 export const agentNameSchema = z.enum(AGENT_NAMES);
@@ -17,6 +18,24 @@ export interface StepDefinition {
   readonly doOperation: string;
   /** Remote operation that undoes it, e.g. `release`. */
   readonly undoOperation: string;
+  /**
+   * Body of the forward request. Built from the immutable order only, so every attempt sends the same body
+   * under the same idempotency key.
+   */
+  doRequest(order: Order): Record<string, unknown>;
+  /** What the undo needs, taken from the forward result (e.g. the chargeId); recorded with the success. */
+  compensationFrom(result: unknown): Record<string, unknown> | null;
+  /**
+   * Body of the undo request. `compensation` is null when the forward outcome is unknown (reply lost): the
+   * undo then names the order only, and the service undoes whatever that order has.
+   */
+  undoRequest(order: Order, compensation: Record<string, unknown> | null): Record<string, unknown>;
+}
+
+/** Picks one string field of a service's answer, if present. */
+function pick(result: unknown, field: string): Record<string, unknown> | null {
+  const value = (result as Record<string, unknown> | null)?.[field];
+  return typeof value === "string" ? { [field]: value } : null;
 }
 
 export interface WorkflowDefinition {
@@ -36,10 +55,37 @@ export const orderWorkflowV1: WorkflowDefinition = Object.freeze({
   name: "order",
   version: 1,
   steps: Object.freeze([
-    { name: "reserveInventory", agent: "inventory", doOperation: "reserve", undoOperation: "release" },
-    { name: "chargePayment", agent: "payment", doOperation: "charge", undoOperation: "refund" },
-    { name: "bookShipping", agent: "shipping", doOperation: "book", undoOperation: "cancel" },
-  ] as const satisfies readonly StepDefinition[]),
+    {
+      name: "reserveInventory",
+      agent: "inventory",
+      doOperation: "reserve",
+      undoOperation: "release",
+      doRequest: (order) => ({
+        orderId: order.orderId,
+        items: order.items.map(({ sku, quantity }) => ({ sku, quantity })),
+      }),
+      compensationFrom: (result) => pick(result, "reservationId"),
+      undoRequest: (order, compensation) => ({ orderId: order.orderId, ...compensation }),
+    },
+    {
+      name: "chargePayment",
+      agent: "payment",
+      doOperation: "charge",
+      undoOperation: "refund",
+      doRequest: (order) => ({ orderId: order.orderId, amount: orderTotal(order), currency: order.currency }),
+      compensationFrom: (result) => pick(result, "chargeId"),
+      undoRequest: (order, compensation) => ({ orderId: order.orderId, ...compensation }),
+    },
+    {
+      name: "bookShipping",
+      agent: "shipping",
+      doOperation: "book",
+      undoOperation: "cancel",
+      doRequest: (order) => ({ orderId: order.orderId, address: order.shippingAddress }),
+      compensationFrom: (result) => pick(result, "trackingNumber"),
+      undoRequest: (order, compensation) => ({ orderId: order.orderId, ...compensation }),
+    },
+  ] satisfies StepDefinition[]),
 });
 
 /**

@@ -1,0 +1,222 @@
+/**
+ * The Scheduler's side effects, run as activities: every store write is a fenced transition applied with a
+ * conditional replace, and every request carries a stable MessageId. Activities run at least once, so each is
+ * safe to repeat: a repeated dispatch finds its transition unchanged and re-sends the same MessageId, which
+ * duplicate detection drops.
+ */
+import type { InvocationContext } from "@azure/functions";
+import type { Dependencies } from "../app/dependencies";
+import {
+  agentReplySchema,
+  agentRequestId,
+  agentRequestQueue,
+  compensated,
+  compensationStepDispatched,
+  compensationStepDone,
+  compensationStepFailed,
+  idempotencyKeyFor,
+  nextStepIndex,
+  nextUndoIndex,
+  processed,
+  stepDispatched,
+  stepFailedPermanent,
+  stepFailedTransient,
+  stepSucceeded,
+  type AgentRequest,
+  type ProcessState,
+  type StepKind,
+} from "../domain";
+import type { StoreOutcome } from "../services/stateStore";
+import { postStatus, raiseAlert } from "./notify";
+
+export interface AttemptInput {
+  orderId: string;
+  /** The orchestration instance id, which is the attempt's lockedBy. */
+  lockedBy: string;
+}
+
+export type DispatchOutcome =
+  | { kind: "dispatched"; stepIndex: number; direction: StepKind; completeBy: string }
+  | { kind: "finished"; processState: ProcessState }
+  | { kind: "fenced"; reason: string };
+
+export type ReplyOutcome =
+  { kind: "continue" } | { kind: "finished"; processState: ProcessState } | { kind: "stop"; reason: string };
+
+function fenced(outcome: StoreOutcome): { kind: "fenced"; reason: string } {
+  if (outcome.kind === "refused")
+    return { kind: "fenced", reason: `${outcome.refusal.code}: ${outcome.refusal.reason}` };
+  return { kind: "fenced", reason: outcome.kind };
+}
+
+/**
+ * Decides and records the attempt's next move: dispatch the next forward step (Processing) or the next undo
+ * (Compensating), or finish when nothing is left. Recording comes before sending, so that a step that never
+ * answers is visible to the Supervisor.
+ */
+export async function dispatchNext(
+  deps: Dependencies,
+  context: InvocationContext,
+  { orderId, lockedBy }: AttemptInput,
+): Promise<DispatchOutcome> {
+  const record = await deps.states.get(orderId);
+  if (!record) return { kind: "fenced", reason: "state record not found" };
+  if (record.lockedBy !== lockedBy)
+    return { kind: "fenced", reason: `record is held by ${record.lockedBy ?? "nobody"}` };
+  const workflow = deps.workflows.get(record.workflow);
+  if (!workflow) {
+    await raiseAlert(deps, context, {
+      kind: "UnknownWorkflow",
+      orderId,
+      processState: record.processState,
+      reason: `workflow ${record.workflow.name} v${record.workflow.version} is not registered in this build`,
+    });
+    return { kind: "fenced", reason: "unknown workflow version" };
+  }
+  const now = deps.now();
+  const forward = record.processState === "Processing";
+  if (!forward && record.processState !== "Compensating") {
+    return { kind: "fenced", reason: `record is ${record.processState}` };
+  }
+
+  const stepIndex = forward ? nextStepIndex(record) : nextUndoIndex(record);
+  if (stepIndex === -1) {
+    const outcome = await deps.states.apply(orderId, (r) =>
+      forward ? processed(r, { now, lockedBy }) : compensated(r, { now, lockedBy }),
+    );
+    if (outcome.kind !== "written" && outcome.kind !== "unchanged") return fenced(outcome);
+    await postStatus(deps, context, outcome.record, forward ? "processed" : "compensated");
+    return { kind: "finished", processState: outcome.record.processState };
+  }
+
+  const ctx = { now, lockedBy, stepIndex, stepTimeoutSeconds: deps.config.stepTimeoutSeconds };
+  const outcome = await deps.states.apply(orderId, (r) =>
+    forward ? stepDispatched(r, ctx) : compensationStepDispatched(r, ctx),
+  );
+  if (outcome.kind !== "written" && outcome.kind !== "unchanged") return fenced(outcome);
+  const step = outcome.record.steps[stepIndex]!;
+  const definition = workflow.steps[stepIndex]!;
+  const order = await deps.orders.get(orderId);
+  if (!order) throw new Error(`order ${orderId} has a state record but no order document`);
+
+  const direction: StepKind = forward ? "do" : "undo";
+  const completeBy = forward ? step.completeBy! : step.undo!.completeBy;
+  const requestId = agentRequestId(lockedBy, stepIndex, direction);
+  const request: AgentRequest = {
+    requestId,
+    orderId,
+    instanceId: lockedBy,
+    stepIndex,
+    step: definition.name,
+    kind: direction,
+    payload: forward
+      ? { operation: definition.doOperation, body: definition.doRequest(order) }
+      : {
+          operation: definition.undoOperation,
+          body: definition.undoRequest(order, (step.compensation as Record<string, unknown> | null) ?? null),
+        },
+    completeBy,
+    idempotencyKey: idempotencyKeyFor(orderId, definition.name, direction),
+  };
+  await deps.messaging.send(agentRequestQueue(definition.agent), {
+    body: request,
+    messageId: requestId,
+    correlationId: orderId,
+    subject: `${definition.name}:${direction}`,
+  });
+  if (outcome.kind === "written" && forward && stepIndex === 0) {
+    await postStatus(deps, context, outcome.record, "processing", `attempt ${outcome.record.attempt}`);
+  }
+  return { kind: "dispatched", stepIndex, direction, completeBy };
+}
+
+export interface RecordReplyInput extends AttemptInput {
+  reply: unknown;
+}
+
+/** Records an agent's answer through the matching fenced transition and tells the orchestration what next. */
+export async function recordReply(
+  deps: Dependencies,
+  context: InvocationContext,
+  input: RecordReplyInput,
+): Promise<ReplyOutcome> {
+  const reply = agentReplySchema.parse(input.reply);
+  const { orderId, lockedBy } = input;
+  if (reply.instanceId !== lockedBy)
+    return { kind: "stop", reason: `reply for ${reply.instanceId}, not this attempt` };
+  const now = deps.now();
+  const base = { now, lockedBy, stepIndex: reply.stepIndex };
+  const error = reply.error ?? { code: "Unknown", message: "no error given" };
+
+  if (reply.kind === "do") {
+    if (reply.outcome === "ok") {
+      const current = await deps.states.get(orderId);
+      const workflow = current && deps.workflows.get(current.workflow);
+      const definition = workflow?.steps[reply.stepIndex];
+      const compensation = definition?.compensationFrom(reply.result) ?? null;
+      const outcome = await deps.states.apply(orderId, (r) =>
+        stepSucceeded(r, { ...base, result: reply.result ?? null, compensation }),
+      );
+      if (outcome.kind === "written") {
+        await postStatus(
+          deps,
+          context,
+          outcome.record,
+          "stepSucceeded",
+          outcome.record.steps[reply.stepIndex]!.name,
+        );
+      }
+      return outcome.kind === "written" || outcome.kind === "unchanged"
+        ? { kind: "continue" }
+        : { kind: "stop", reason: fenced(outcome).reason };
+    }
+    if (reply.outcome === "transient") {
+      const outcome = await deps.states.apply(orderId, (r) => stepFailedTransient(r, { ...base, error }));
+      return {
+        kind: "stop",
+        reason: outcome.kind === "written" ? `transient: ${error.code}` : fenced(outcome).reason,
+      };
+    }
+    const outcome = await deps.states.apply(orderId, (r) => stepFailedPermanent(r, { ...base, error }));
+    if (outcome.kind !== "written" && outcome.kind !== "unchanged")
+      return { kind: "stop", reason: fenced(outcome).reason };
+    const state = outcome.record.processState;
+    await postStatus(
+      deps,
+      context,
+      outcome.record,
+      state === "Compensated" ? "compensated" : "compensating",
+      `${error.code}: ${error.message}`,
+    );
+    return state === "Compensated" ? { kind: "finished", processState: state } : { kind: "continue" };
+  }
+
+  if (reply.outcome === "ok") {
+    const outcome = await deps.states.apply(orderId, (r) =>
+      compensationStepDone(r, { ...base, result: reply.result ?? null }),
+    );
+    return outcome.kind === "written" || outcome.kind === "unchanged"
+      ? { kind: "continue" }
+      : { kind: "stop", reason: fenced(outcome).reason };
+  }
+  const outcome = await deps.states.apply(orderId, (r) =>
+    compensationStepFailed(r, {
+      ...base,
+      error,
+      outcome: reply.outcome === "permanent" ? "permanent" : "transient",
+    }),
+  );
+  if (outcome.kind !== "written")
+    return { kind: "stop", reason: outcome.kind === "unchanged" ? "duplicate" : fenced(outcome).reason };
+  if (outcome.record.processState === "CompensationFailed") {
+    await raiseAlert(deps, context, {
+      kind: "CompensationFailed",
+      orderId,
+      processState: "CompensationFailed",
+      reason: `undo of ${outcome.record.steps[reply.stepIndex]!.name} refused: ${error.code}: ${error.message}`,
+    });
+    await postStatus(deps, context, outcome.record, "compensationFailed", `${error.code}: ${error.message}`);
+    return { kind: "finished", processState: "CompensationFailed" };
+  }
+  return { kind: "stop", reason: `transient undo failure: ${error.code}` };
+}

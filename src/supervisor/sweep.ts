@@ -1,0 +1,96 @@
+import type { InvocationContext } from "@azure/functions";
+import type { Dependencies } from "../app/dependencies";
+import { expire, type ProcessState } from "../domain";
+import { LeaseManager } from "../services/lease";
+import { postStatus, raiseAlert } from "../scheduler/notify";
+
+export const SUPERVISOR_LEASE = "supervisor";
+/** A sweep reads at most this many pages; what is left waits for the next sweep. */
+const MAX_PAGES_PER_SWEEP = 50;
+
+export interface SweepReport {
+  leader: boolean;
+  /** Holder of the lease when this instance is not the leader. */
+  leaderHolder?: string;
+  scanned: number;
+  acted: number;
+  skipped: number;
+  pages: number;
+  outcomes: Partial<Record<ProcessState, number>>;
+}
+
+/**
+ * One Supervisor sweep. Only the lease holder acts (Leader Election), so two supervisors never compete for the
+ * same record; even so, each decision is a conditional write that checks the expired lockedBy, and a 412 means
+ * someone moved first: the record is skipped, never overwritten. The query is bounded by a completeBy window and
+ * paged with continuation tokens, because it fans out to every partition.
+ */
+export async function sweep(
+  deps: Dependencies,
+  context: InvocationContext,
+  holder: string,
+): Promise<SweepReport> {
+  const { config } = deps;
+  const now = deps.now();
+  const report: SweepReport = { leader: false, scanned: 0, acted: 0, skipped: 0, pages: 0, outcomes: {} };
+  const lease = await new LeaseManager(deps.leases).tryAcquire(
+    SUPERVISOR_LEASE,
+    holder,
+    config.supervisorLeaseSeconds,
+    now,
+  );
+  if (!lease.acquired) {
+    context.log(`supervisor: not the leader (lease held by ${lease.holder} until ${lease.expiresAt})`);
+    return { ...report, leaderHolder: lease.holder };
+  }
+  report.leader = true;
+  const windowStart = new Date(now.getTime() - config.supervisorWindowHours * 3600_000);
+  let continuation: string | undefined;
+  do {
+    const page = await deps.states.findExpired({
+      now,
+      windowStart,
+      pageSize: config.supervisorPageSize,
+      continuation,
+    });
+    report.pages++;
+    for (const record of page.items) {
+      report.scanned++;
+      const outcome = await deps.states.applyIfUnchanged(record, (r) =>
+        expire(r, {
+          now,
+          expectedLockedBy: record.lockedBy ?? "",
+          maxFailures: config.supervisorMaxFailures,
+          backoffSeconds: config.supervisorBackoffSeconds,
+        }),
+      );
+      if (outcome.kind !== "written") {
+        report.skipped++;
+        continue;
+      }
+      report.acted++;
+      const state = outcome.record.processState;
+      report.outcomes[state] = (report.outcomes[state] ?? 0) + 1;
+      if (state === "Error" || state === "CompensationFailed") {
+        await raiseAlert(deps, context, {
+          kind: state,
+          orderId: record.orderId,
+          processState: state,
+          reason: outcome.record.lastError?.message ?? "retries exhausted",
+        });
+        await postStatus(
+          deps,
+          context,
+          outcome.record,
+          state === "Error" ? "failed" : "compensationFailed",
+          outcome.record.lastError?.message ?? null,
+        );
+      }
+    }
+    continuation = page.continuation;
+  } while (continuation && report.pages < MAX_PAGES_PER_SWEEP);
+  context.log(
+    `supervisor sweep: scanned ${report.scanned}, acted ${report.acted}, skipped ${report.skipped} in ${report.pages} page(s) ${JSON.stringify(report.outcomes)}`,
+  );
+  return report;
+}

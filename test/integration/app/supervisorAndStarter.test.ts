@@ -1,0 +1,89 @@
+/**
+ * Supervisor sweeps and starter claims against the embedded Cosmos DB and Service Bus emulators.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { claim, orderWorkflowV1, submit } from "../../../src/domain";
+import { claimAndStart } from "../../../src/scheduler/starter";
+import { sweep } from "../../../src/supervisor/sweep";
+import { at, sampleOrder } from "../../support/domain";
+import { drain, startAppStack, type AppStack } from "../../support/appStack";
+
+let stack: AppStack;
+
+beforeAll(async () => {
+  stack = await startAppStack({
+    SUPERVISOR_MAX_FAILURES: "1",
+    MAX_IN_FLIGHT: "3",
+    CLAIM_TIMEOUT_SECONDS: "60",
+  });
+});
+afterAll(() => stack?.stop());
+
+async function seed(orderId: string, createdAt: Date, claimedAt?: Date) {
+  const { states } = stack.deps;
+  await states.create(
+    submit(sampleOrder({ orderId, replyTo: "status-demo" }), { now: createdAt, workflow: orderWorkflowV1 }),
+  );
+  if (claimedAt) await states.apply(orderId, (r) => claim(r, { now: claimedAt, claimTimeoutSeconds: 60 }));
+}
+
+describe("Supervisor", () => {
+  it("lets one of two concurrent supervisors act, sends expired attempts back, and alerts on exhaustion", async () => {
+    const { deps } = stack;
+    await seed("SUP-1", at(0), at(1));
+    await seed("SUP-2", at(0), at(2));
+    // SUP-2 already failed once: this expiry exhausts SUPERVISOR_MAX_FAILURES=1.
+    const sup2 = (await deps.states.get("SUP-2"))!;
+    await deps.states.replace({ ...sup2, failureCount: 1 });
+    deps.now = () => at(1000);
+
+    const [a, b] = await Promise.all([
+      sweep(deps, stack.context("supA"), "supA"),
+      sweep(deps, stack.context("supB"), "supB"),
+    ]);
+    const leader = a.leader ? a : b;
+    expect([a.leader, b.leader].filter(Boolean)).toHaveLength(1);
+    expect(leader).toMatchObject({ scanned: 2, acted: 2, skipped: 0, outcomes: { Pending: 1, Error: 1 } });
+
+    expect(await deps.states.get("SUP-1")).toMatchObject({
+      processState: "Pending",
+      failureCount: 1,
+      lockedBy: null,
+    });
+    expect(await deps.states.get("SUP-2")).toMatchObject({ processState: "Error", failureCount: 2 });
+    const alerts = await drain(stack.bus, "alerts");
+    expect(alerts).toEqual([
+      expect.objectContaining({ kind: "Error", orderId: "SUP-2", processState: "Error" }),
+    ]);
+    const statuses = await drain(stack.bus, "status-demo");
+    expect(statuses).toContainEqual(expect.objectContaining({ orderId: "SUP-2", status: "failed" }));
+
+    // The lease is held: a second candidate stays passive until it expires.
+    const again = await sweep(deps, stack.context("supB"), leader === a ? "supB" : "supA");
+    expect(again.leader).toBe(false);
+  });
+});
+
+describe("starter", () => {
+  it("claims oldest first and never more than MAX_IN_FLIGHT, even with two claimers at once", async () => {
+    const { deps } = stack;
+    deps.now = () => at(5000);
+    for (let i = 0; i < 6; i++) await seed(`ST-${i}`, at(2000 + i));
+    const inFlightBefore = await deps.states.count(["Processing", "Compensating"]);
+    const started: string[] = [];
+    const start = async (instanceId: string) => {
+      started.push(instanceId);
+    };
+    const reports = await Promise.all([
+      claimAndStart(deps, stack.context("timer"), start, "timer"),
+      claimAndStart(deps, stack.context("fast"), start, "fast"),
+    ]);
+    const inFlight = await deps.states.count(["Processing", "Compensating"]);
+    expect(inFlightBefore).toBe(0);
+    expect(inFlight).toBe(3);
+    expect(reports.filter((r) => r.ran).length).toBeGreaterThanOrEqual(1);
+    // Oldest first: SUP-1 (back to Pending after the sweep above, now due) and the two oldest new orders.
+    expect(started.sort()).toEqual(["ST-0:1", "ST-1:1", "SUP-1:2"]);
+    expect(await deps.states.get("ST-0")).toMatchObject({ processState: "Processing", lockedBy: "ST-0:1" });
+  });
+});
