@@ -1,0 +1,83 @@
+// Types shared by the engine and its runners, and the narrow set of engine services the runners use.
+import type { InvocationContext } from "@azure/functions";
+import type { Clock } from "./clock";
+import type { InstanceRecord, StoreOp, TaskHubStore } from "./store";
+
+export interface DurableFunctionRegistration {
+  name: string;
+  kind: "orchestration" | "activity" | "entity";
+  handler: (triggerInput: unknown, context: InvocationContext) => unknown;
+}
+
+export type FunctionKind = DurableFunctionRegistration["kind"];
+
+export type DurableInvoke = (
+  reg: DurableFunctionRegistration,
+  input: unknown,
+  context: InvocationContext,
+) => Promise<unknown>;
+
+export interface StartOptions {
+  instanceId?: string;
+  input?: unknown;
+  version?: string;
+}
+
+export interface EntityIdLike {
+  name: string;
+  key: string;
+}
+
+export interface PendingTimer {
+  instanceId: string;
+  timerId: number;
+  fireAt: Date;
+}
+
+/** A client request the engine refuses; `status` is the HTTP status the durable HTTP API answers with. */
+export class DurableRequestError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = "DurableRequestError";
+  }
+}
+
+export interface ActivityWork {
+  instanceId: string;
+  executionId: string;
+  taskId: number;
+  name: string;
+  /** JSON text of the input, as recorded in TaskScheduled (absent = no input). */
+  input?: string;
+}
+
+export interface TimerWork {
+  instanceId: string;
+  executionId: string;
+  timerId: number;
+  fireAt: string;
+}
+
+/** What the orchestration, activity and entity runners need from the engine. */
+export interface EngineServices {
+  readonly clock: Clock;
+  readonly schemaVersion: number;
+  store(): TaskHubStore;
+  /** True while results may still be written (the hub is open). */
+  writable(): boolean;
+  commit(ops: StoreOp[]): void;
+  lookup(name: string, kind: FunctionKind): DurableFunctionRegistration | undefined;
+  invoke(reg: DurableFunctionRegistration, input: unknown, context: InvocationContext): Promise<unknown>;
+  makeContext(reg: DurableFunctionRegistration): InvocationContext;
+  log(line: string): void;
+  markReady(instanceId: string): void;
+  markEntityReady(schedulerId: string): void;
+  enqueueActivity(work: ActivityWork): void;
+  armTimer(work: TimerWork): void;
+  disarmTimers(instanceId: string, executionId?: string, timerId?: number): void;
+  /** The instance reached a terminal status (wakes waitForCompletion). */
+  finished(r: InstanceRecord): void;
+}
