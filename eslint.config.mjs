@@ -1,10 +1,19 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
+import globals from "globals";
 
 export default tseslint.config(
   { ignores: ["dist/**", "node_modules/**", "coverage/**", ".ci/out/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  {
+    rules: {
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", destructuredArrayIgnorePattern: "^_" },
+      ],
+    },
+  },
   {
     files: ["**/*.ts"],
     languageOptions: {
@@ -14,7 +23,6 @@ export default tseslint.config(
       // A dropped promise is a lost write or an unsettled message: the two bugs this project exists to prevent.
       "@typescript-eslint/no-floating-promises": "error",
       "@typescript-eslint/no-misused-promises": "error",
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       eqeqeq: ["error", "smart"],
       "no-restricted-syntax": [
         "error",
@@ -32,15 +40,16 @@ export default tseslint.config(
     rules: { "no-restricted-syntax": "off" },
   },
   {
-    files: ["**/*.js", "**/*.mjs", "**/*.cjs"],
+    // Plain JavaScript here is CommonJS (launchers, sample apps loaded as `func start` would) or Node ESM scripts.
+    files: ["**/*.js", "**/*.cjs"],
     languageOptions: {
-      globals: {
-        require: "readonly",
-        module: "writable",
-        process: "readonly",
-        console: "readonly",
-        __dirname: "readonly",
-      },
+      sourceType: "commonjs",
+      globals: { ...globals.node },
     },
+    rules: { "@typescript-eslint/no-require-imports": "off" },
+  },
+  {
+    files: ["**/*.mjs"],
+    languageOptions: { globals: { ...globals.node } },
   },
 );

@@ -1,0 +1,393 @@
+// One invocation, run the way the Node.js worker runs it: the host hands over RPC-shaped input data
+// (RpcInvocationRequest), and @azure/functions' own programming model turns it into the HttpRequest, timer
+// object, message body and InvocationContext the handler receives, then turns the handler's result and
+// extraOutputs back into RPC output data. Hooks run in the worker's order. The devhost only adds what the
+// Functions host adds around that: input bindings it fills, output bindings it flushes, and the log lines.
+import { randomUUID } from "node:crypto";
+import { format } from "node:util";
+import {
+  getProgrammingModel,
+  type CoreInvocationContext,
+  type FunctionCallback,
+  type HookName,
+  type LoadedApp,
+  type Registration,
+  type RpcBindingInfo,
+  type RpcInvocationRequest,
+  type RpcInvocationResponse,
+  type RpcLogCategory,
+  type RpcLogLevel,
+  type RpcParameterBinding,
+  type RpcTypedData,
+} from "./functionsCore";
+import type { HostLogger, LogLevel } from "./logger";
+
+/** Fills an input binding (e.g. durableClient) for one invocation. */
+export type InputProvider = (binding: RpcBindingInfo, registration: Registration) => RpcTypedData | undefined;
+
+/** Delivers an output binding's value (e.g. serviceBus) after the handler returned. */
+export type OutputHandler = (
+  binding: RpcBindingInfo,
+  value: RpcTypedData,
+  registration: Registration,
+) => Promise<void>;
+
+export interface InvokeRequest {
+  /** The trigger's data; input bindings are added by the invoker. */
+  triggerData: RpcTypedData;
+  triggerMetadata?: Record<string, RpcTypedData>;
+  /** Shown in the "Executing" line, as the host's Reason. */
+  reason: string;
+  /** An extra line the host prints for some triggers (Service Bus: message id, delivery count, ...). */
+  details?: string;
+  retryContext?: RpcInvocationRequest["retryContext"];
+}
+
+export interface InvocationResult {
+  invocationId: string;
+  succeeded: boolean;
+  error?: Error;
+  /** The RPC response; for HTTP triggers `returnValue.http` is the response to send. */
+  response?: RpcInvocationResponse;
+  durationMs: number;
+}
+
+const TRIGGER = /trigger$/i;
+
+function toError(value: unknown): Error {
+  if (value instanceof Error) return value;
+  return new Error(typeof value === "string" ? value : format("%o", value));
+}
+
+/** An orchestrator failure arrives as the durable SDK's OrchestrationFailureError, whose message carries the
+ *  whole replay state after "$OutOfProcData$:"; the user's own error message is what is worth printing. */
+function describeFailure(error: Error): string {
+  const marker = "$OutOfProcData$:";
+  const at = error.message.indexOf(marker);
+  if (at >= 0) {
+    try {
+      const state = JSON.parse(error.message.slice(at + marker.length)) as { error?: unknown };
+      if (typeof state.error === "string") return `Orchestrator function failed: ${state.error}`;
+    } catch {
+      // Not the SDK's format after all: fall through to the stack.
+    }
+  }
+  return error.stack ?? error.message;
+}
+
+function toLogLevel(level: RpcLogLevel): LogLevel {
+  return level === "none" ? "trace" : level;
+}
+
+export interface InvokerOptions {
+  app: LoadedApp;
+  logger: HostLogger;
+  inputs?: Record<string, InputProvider>;
+  outputs?: Record<string, OutputHandler>;
+}
+
+export class Invoker {
+  readonly #app: LoadedApp;
+  readonly #logger: HostLogger;
+  readonly #inputs: Map<string, InputProvider>;
+  readonly #outputs: Map<string, OutputHandler>;
+  readonly #inFlight = new Set<Promise<unknown>>();
+
+  constructor(options: InvokerOptions) {
+    this.#app = options.app;
+    this.#logger = options.logger;
+    this.#inputs = new Map(Object.entries(options.inputs ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+    this.#outputs = new Map(Object.entries(options.outputs ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+  }
+
+  /** Binding types of `registration` the devhost cannot fill or deliver (reported once at start-up). */
+  unsupportedBindings(registration: Registration): string[] {
+    const missing: string[] = [];
+    for (const [name, binding] of Object.entries(registration.metadata.bindings)) {
+      if (TRIGGER.test(binding.type)) continue;
+      const type = binding.type.toLowerCase();
+      if (name === "$return" && type === "http") continue;
+      const known = binding.direction === "in" ? this.#inputs.has(type) : this.#outputs.has(type);
+      if (!known) missing.push(`${binding.direction === "in" ? "input" : "output"} ${binding.type}`);
+    }
+    return missing;
+  }
+
+  /** Resolves when every invocation started so far has finished (or after `timeoutMs`). */
+  async drain(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.#inFlight.size > 0) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) return false;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled([...this.#inFlight]),
+        new Promise((resolve) => (timer = setTimeout(resolve, remaining))),
+      ]);
+      clearTimeout(timer);
+    }
+    return true;
+  }
+
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  invoke(registration: Registration, request: InvokeRequest): Promise<InvocationResult> {
+    return this.#track(
+      this.#logged(registration.name, request.reason, request.details, randomUUID(), async (invocationId) => {
+        const response = await this.#invokeThroughModel(registration, request, invocationId);
+        await this.#deliverOutputs(registration, response);
+        return response;
+      }),
+    ).then(({ invocationId, durationMs, error, value }) =>
+      error
+        ? { invocationId, succeeded: false, error, durationMs }
+        : { invocationId, succeeded: true, ...(value ? { response: value } : {}), durationMs },
+    );
+  }
+
+  /**
+   * Runs a handler the caller prepared its own context for (the durable engine builds the orchestration,
+   * activity and entity contexts it reads back): hooks and log lines as for any invocation. Rejects with
+   * the handler's error.
+   */
+  async invokeDirect(
+    registration: Registration,
+    context: { invocationId?: string },
+    inputs: unknown[],
+    reason: string,
+  ): Promise<unknown> {
+    const invocationId = context.invocationId ?? randomUUID();
+    const outcome = await this.#track(
+      this.#logged(registration.name, reason, undefined, invocationId, async () => {
+        const hookData: Record<string, unknown> = {};
+        const pre: Record<string, unknown> = {
+          hookData,
+          appHookData: this.#app.appHookData,
+          invocationContext: context,
+          inputs,
+          functionCallback: registration.handler,
+        };
+        await this.#runHooks("preInvocation", pre);
+        const finalInputs = pre.inputs as unknown[];
+        let result: unknown;
+        let error: unknown;
+        try {
+          result = await (pre.functionCallback as FunctionCallback)(...finalInputs, context);
+        } catch (thrown) {
+          error = thrown ?? new Error("The function threw a null or undefined value.");
+        }
+        const post: Record<string, unknown> = {
+          hookData,
+          appHookData: this.#app.appHookData,
+          invocationContext: context,
+          inputs: finalInputs,
+          result,
+          error,
+        };
+        await this.#runHooks("postInvocation", post);
+        if (post.error !== undefined && post.error !== null) throw post.error;
+        return post.result;
+      }),
+    );
+    if (outcome.error) throw outcome.rawError;
+    return outcome.value;
+  }
+
+  #track<T>(work: Promise<T>): Promise<T> {
+    this.#inFlight.add(work);
+    void work.finally(() => this.#inFlight.delete(work)).catch(() => undefined);
+    return work;
+  }
+
+  /** Wraps one invocation in the host's "Executing"/"Executed" lines; never rejects. */
+  async #logged<T>(
+    name: string,
+    reason: string,
+    details: string | undefined,
+    invocationId: string,
+    run: (invocationId: string) => Promise<T>,
+  ): Promise<{ invocationId: string; durationMs: number; value?: T; error?: Error; rawError?: unknown }> {
+    const started = performance.now();
+    this.#logger.write({
+      level: "information",
+      category: "host",
+      functionName: name,
+      invocationId,
+      message: `Executing 'Functions.${name}' (Reason='${reason}', Id=${invocationId})`,
+    });
+    if (details)
+      this.#logger.write({
+        level: "information",
+        category: "host",
+        functionName: name,
+        invocationId,
+        message: details,
+      });
+    let value: T | undefined;
+    let rawError: unknown;
+    let failure: Error | undefined;
+    try {
+      value = await run(invocationId);
+    } catch (error) {
+      rawError = error;
+      failure = toError(error);
+    }
+    const durationMs = Math.round(performance.now() - started);
+    if (failure) {
+      this.#logger.write({
+        level: "error",
+        category: "host",
+        functionName: name,
+        invocationId,
+        message: `Exception while executing function: Functions.${name}. ${describeFailure(failure)}`,
+      });
+    }
+    this.#logger.write({
+      level: failure ? "error" : "information",
+      category: "host",
+      functionName: name,
+      invocationId,
+      message: `Executed 'Functions.${name}' (${failure ? "Failed" : "Succeeded"}, Id=${invocationId}, Duration=${durationMs}ms)`,
+    });
+    return failure
+      ? { invocationId, durationMs, error: failure, rawError }
+      : { invocationId, durationMs, ...(value !== undefined ? { value } : {}) };
+  }
+
+  #inputData(registration: Registration, triggerData: RpcTypedData): RpcParameterBinding[] {
+    const inputData: RpcParameterBinding[] = [{ name: registration.triggerName, data: triggerData }];
+    for (const [bindingName, binding] of Object.entries(registration.metadata.bindings)) {
+      if (binding.direction !== "in" || TRIGGER.test(binding.type)) continue;
+      const provide = this.#inputs.get(binding.type.toLowerCase());
+      const data = provide?.(binding, registration);
+      if (data !== undefined) inputData.push({ name: bindingName, data });
+    }
+    return inputData;
+  }
+
+  async #invokeThroughModel(
+    registration: Registration,
+    request: InvokeRequest,
+    invocationId: string,
+  ): Promise<RpcInvocationResponse> {
+    const app = this.#app;
+    // The library creates the context in getArguments; log calls made after that carry it to log hooks.
+    const created: { context?: unknown } = {};
+    const coreContext: CoreInvocationContext = {
+      invocationId,
+      request: {
+        invocationId,
+        functionId: registration.metadata.functionId ?? registration.name,
+        inputData: this.#inputData(registration, request.triggerData),
+        ...(request.triggerMetadata ? { triggerMetadata: request.triggerMetadata } : {}),
+        ...(request.retryContext ? { retryContext: request.retryContext } : {}),
+      },
+      metadata: registration.metadata,
+      log: (level, category, message) =>
+        this.#userLog(registration, invocationId, level, category, message, created.context),
+    };
+    const model = await getProgrammingModel().getInvocationModel(coreContext);
+    const args = await model.getArguments();
+    const context = args.context;
+    created.context = context;
+
+    // Hook contexts are plain objects: the library wraps them and reads changes back from the same object.
+    const hookData: Record<string, unknown> = {};
+    const pre: Record<string, unknown> = {
+      hookData,
+      appHookData: app.appHookData,
+      invocationContext: context,
+      inputs: args.inputs,
+      functionCallback: registration.handler,
+    };
+    coreContext.state = "preInvocationHooks";
+    await this.#runHooks("preInvocation", pre);
+    const inputs = pre.inputs as unknown[];
+    const callback = pre.functionCallback as FunctionCallback;
+
+    coreContext.state = "invocation";
+    let result: unknown;
+    let error: unknown;
+    try {
+      result = await model.invokeFunction(context, inputs, callback);
+    } catch (thrown) {
+      error = thrown ?? new Error("The function threw a null or undefined value.");
+    }
+
+    const post: Record<string, unknown> = {
+      hookData,
+      appHookData: app.appHookData,
+      invocationContext: context,
+      inputs,
+      result,
+      error,
+    };
+    coreContext.state = "postInvocationHooks";
+    await this.#runHooks("postInvocation", post);
+    coreContext.state = undefined;
+    if (post.error !== undefined && post.error !== null) throw post.error;
+    return model.getResponse(context, post.result);
+  }
+
+  async #runHooks(name: HookName, context: Record<string, unknown>): Promise<void> {
+    for (const hook of [...this.#app.hooks[name]]) await hook(context);
+  }
+
+  #userLog(
+    registration: Registration,
+    invocationId: string,
+    level: RpcLogLevel,
+    category: RpcLogCategory,
+    message: string,
+    invocationContext: unknown,
+  ): void {
+    let finalLevel = level;
+    let finalMessage = message;
+    if (category === "user" && this.#app.hooks.log.length > 0) {
+      const hookContext: Record<string, unknown> = {
+        level,
+        message,
+        category,
+        invocationContext,
+        hookData: {},
+        appHookData: this.#app.appHookData,
+      };
+      for (const hook of this.#app.hooks.log) {
+        try {
+          hook(hookContext);
+        } catch (error) {
+          this.#logger.warn(`A log hook threw: ${toError(error).message}`);
+        }
+      }
+      finalLevel = hookContext.level as RpcLogLevel;
+      finalMessage = String(hookContext.message);
+    }
+    if (finalLevel === "none") return;
+    this.#logger.write({
+      level: toLogLevel(finalLevel),
+      category: category === "user" ? "user" : "system",
+      functionName: registration.name,
+      invocationId,
+      message: finalMessage,
+    });
+  }
+
+  async #deliverOutputs(registration: Registration, response: RpcInvocationResponse): Promise<void> {
+    const values: [RpcBindingInfo, RpcTypedData][] = [];
+    for (const output of response.outputData ?? []) {
+      const binding = registration.metadata.bindings[output.name];
+      if (binding && output.data !== undefined && output.data !== null) values.push([binding, output.data]);
+    }
+    const returnBinding = registration.metadata.bindings["$return"];
+    if (returnBinding && returnBinding.type.toLowerCase() !== "http") {
+      const value = response.returnValue;
+      if (value !== undefined && value !== null) values.push([returnBinding, value]);
+    }
+    for (const [binding, value] of values) {
+      const deliver = this.#outputs.get(binding.type.toLowerCase());
+      if (deliver) await deliver(binding, value, registration);
+    }
+  }
+}

@@ -1,0 +1,293 @@
+// Service Bus queue and topic-subscription triggers, and the serviceBus output binding, through the real
+// @azure/service-bus client against whatever namespace the connection setting names (the embedded
+// emulator locally). The trigger behaves like the Functions host with autoCompleteMessages: peek-lock, up
+// to maxConcurrentCalls handlers at a time per function, complete when the function succeeds, abandon
+// when it fails, so the broker's delivery count and dead-lettering at MaxDeliveryCount work as in Azure.
+import {
+  ServiceBusClient,
+  type ServiceBusMessage,
+  type ServiceBusReceivedMessage,
+  type ServiceBusReceiver,
+  type ServiceBusSender,
+} from "@azure/service-bus";
+import type { Registration, RpcBindingInfo, RpcTypedData } from "../functionsCore";
+import type { InvocationResult, InvokeRequest, OutputHandler } from "../invocation";
+import type { HostLogger } from "../logger";
+import { resolveAppSettingExpressions, resolveConnectionString } from "../settings";
+
+/** How long a close of an SDK object may take. While the SDK retries a connection that cannot be made,
+ *  its close waits for the retry to end (tens of seconds); shutdown must not. */
+const CLOSE_TIMEOUT_MS = 2000;
+
+function closeWithin(closing: Promise<unknown>, ms = CLOSE_TIMEOUT_MS): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    closing.then(
+      () => undefined,
+      () => undefined,
+    ),
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/** One AMQP connection per connection string, shared by triggers and output bindings. */
+export class ServiceBusClients {
+  readonly #clients = new Map<string, ServiceBusClient>();
+  readonly #senders = new Map<string, ServiceBusSender>();
+
+  client(connectionString: string): ServiceBusClient {
+    let client = this.#clients.get(connectionString);
+    if (!client) {
+      client = new ServiceBusClient(connectionString);
+      this.#clients.set(connectionString, client);
+    }
+    return client;
+  }
+
+  sender(connectionString: string, entity: string): ServiceBusSender {
+    const key = `${connectionString}\n${entity}`;
+    let sender = this.#senders.get(key);
+    if (!sender) {
+      sender = this.client(connectionString).createSender(entity);
+      this.#senders.set(key, sender);
+    }
+    return sender;
+  }
+
+  async close(): Promise<void> {
+    const senders = [...this.#senders.values()];
+    const clients = [...this.#clients.values()];
+    this.#senders.clear();
+    this.#clients.clear();
+    await closeWithin(Promise.allSettled(senders.map((s) => s.close())));
+    await closeWithin(Promise.allSettled(clients.map((c) => c.close())));
+  }
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+function jsonSafe(value: unknown): unknown {
+  return JSON.parse(
+    JSON.stringify(value, (_key, v: unknown) => (typeof v === "bigint" ? v.toString() : v)),
+  ) as unknown;
+}
+
+/** The message body as the host hands it to a Node function: text when it is text (JSON text is parsed
+ *  by @azure/functions), bytes otherwise; AMQP value bodies (objects, numbers) as JSON. */
+export function messageBodyToTypedData(body: unknown): RpcTypedData {
+  if (body === undefined || body === null) return { string: "" };
+  if (Buffer.isBuffer(body) || body instanceof Uint8Array) {
+    try {
+      return { string: utf8.decode(body) };
+    } catch {
+      return { bytes: Buffer.from(body) };
+    }
+  }
+  if (typeof body === "string") return { string: body };
+  if (typeof body === "number") return Number.isInteger(body) ? { int: body } : { double: body };
+  return { json: JSON.stringify(jsonSafe(body)) };
+}
+
+function dateText(value: unknown): string | undefined {
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value === "string" || typeof value === "number") return new Date(value).toISOString();
+  return undefined;
+}
+
+/**
+ * triggerMetadata the way the host fills it for a Service Bus trigger (PascalCase; @azure/functions
+ * camel-cases the keys, and the keys inside applicationProperties too, as it does in Azure). DeliveryCount
+ * is 1 on the first delivery, as the host (.NET SDK) counts; the JS SDK's raw AMQP count starts at 0.
+ */
+export function messageTriggerMetadata(message: ServiceBusReceivedMessage): Record<string, RpcTypedData> {
+  const metadata: Record<string, RpcTypedData> = {};
+  const text = (name: string, value: unknown): void => {
+    if (value !== undefined && value !== null && value !== "") metadata[name] = { string: String(value) };
+  };
+  text("MessageId", message.messageId);
+  metadata.DeliveryCount = { int: (message.deliveryCount ?? 0) + 1 };
+  text("EnqueuedTimeUtc", dateText(message.enqueuedTimeUtc));
+  text("ExpiresAtUtc", dateText(message.expiresAtUtc));
+  text("LockedUntilUtc", dateText(message.lockedUntilUtc));
+  text("CorrelationId", message.correlationId);
+  text("SessionId", message.sessionId);
+  text("ReplyTo", message.replyTo);
+  text("ReplyToSessionId", message.replyToSessionId);
+  text("To", message.to);
+  text("Subject", message.subject);
+  text("Label", message.subject);
+  text("ContentType", message.contentType);
+  text("LockToken", message.lockToken);
+  text("DeadLetterSource", message.deadLetterSource);
+  text("PartitionKey", message.partitionKey);
+  if (message.sequenceNumber !== undefined) metadata.SequenceNumber = { int: Number(message.sequenceNumber) };
+  const properties = JSON.stringify(jsonSafe(message.applicationProperties ?? {}));
+  metadata.ApplicationProperties = { json: properties };
+  metadata.UserProperties = { json: properties };
+  return metadata;
+}
+
+export type ServiceBusEntity = { queueName: string } | { topicName: string; subscriptionName: string };
+
+/** Reads the entity a trigger binding listens on, resolving %NAME% expressions. */
+export function triggerEntity(registration: Registration): ServiceBusEntity {
+  const trigger = registration.trigger;
+  const where = `Function ${registration.name}`;
+  const text = (key: string): string | undefined =>
+    typeof trigger[key] === "string"
+      ? resolveAppSettingExpressions(trigger[key], `${where} ${key}`)
+      : undefined;
+  const queueName = text("queueName");
+  if (queueName) return { queueName };
+  const topicName = text("topicName");
+  const subscriptionName = text("subscriptionName");
+  if (topicName && subscriptionName) return { topicName, subscriptionName };
+  throw new Error(`${where}: a Service Bus trigger needs queueName, or topicName and subscriptionName.`);
+}
+
+export function entityLabel(entity: ServiceBusEntity): string {
+  return "queueName" in entity
+    ? entity.queueName
+    : `${entity.topicName}/Subscriptions/${entity.subscriptionName}`;
+}
+
+export interface ServiceBusTriggerOptions {
+  registration: Registration;
+  connectionString: string;
+  entity: ServiceBusEntity;
+  maxConcurrentCalls: number;
+  autoCompleteMessages: boolean;
+  maxAutoLockRenewalMs: number;
+  clients: ServiceBusClients;
+  invoke: (registration: Registration, request: InvokeRequest) => Promise<InvocationResult>;
+  logger: HostLogger;
+}
+
+export class ServiceBusTrigger {
+  readonly #options: ServiceBusTriggerOptions;
+  #receiver: ServiceBusReceiver | undefined;
+  #subscription: { close(): Promise<void> } | undefined;
+  #inFlight = new Set<Promise<void>>();
+  #stopping = false;
+
+  constructor(options: ServiceBusTriggerOptions) {
+    this.#options = options;
+  }
+
+  start(): void {
+    const { connectionString, entity, clients, maxConcurrentCalls, maxAutoLockRenewalMs } = this.#options;
+    const client = clients.client(connectionString);
+    const receiverOptions = {
+      receiveMode: "peekLock" as const,
+      // The host passes the raw body; @azure/functions decides how to parse it.
+      skipParsingBodyAsJson: true,
+      maxAutoLockRenewalDurationInMs: maxAutoLockRenewalMs,
+    };
+    const receiver =
+      "queueName" in entity
+        ? client.createReceiver(entity.queueName, receiverOptions)
+        : client.createReceiver(entity.topicName, entity.subscriptionName, receiverOptions);
+    this.#receiver = receiver;
+    this.#subscription = receiver.subscribe(
+      {
+        processMessage: (message) => this.#track(this.#process(receiver, message)),
+        processError: async (args) => {
+          this.#options.logger.warn(
+            `Service Bus trigger ${this.#options.registration.name} (${entityLabel(entity)}): ` +
+              `${args.errorSource} error: ${args.error.message}`,
+          );
+        },
+      },
+      // Settlement is ours, as in the host: the SDK must not complete on its own.
+      { maxConcurrentCalls, autoCompleteMessages: false },
+    );
+  }
+
+  /** Stops taking messages, lets running invocations finish (up to `graceMs`), then closes the receiver. */
+  async stop(graceMs: number): Promise<void> {
+    this.#stopping = true;
+    if (this.#subscription) await closeWithin(this.#subscription.close());
+    const deadline = Date.now() + graceMs;
+    while (this.#inFlight.size > 0 && Date.now() < deadline) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled([...this.#inFlight]),
+        new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now())))),
+      ]);
+      clearTimeout(timer);
+    }
+    if (this.#receiver) await closeWithin(this.#receiver.close());
+  }
+
+  #track(work: Promise<void>): Promise<void> {
+    this.#inFlight.add(work);
+    return work.finally(() => this.#inFlight.delete(work));
+  }
+
+  async #process(receiver: ServiceBusReceiver, message: ServiceBusReceivedMessage): Promise<void> {
+    const { registration, entity, autoCompleteMessages, logger } = this.#options;
+    if (this.#stopping) {
+      // Delivered while shutting down: hand it straight back for the next run.
+      await receiver.abandonMessage(message).catch(() => undefined);
+      return;
+    }
+    const label = entityLabel(entity);
+    const binary = registration.trigger.dataType === "binary" && Buffer.isBuffer(message.body);
+    const result = await this.#options.invoke(registration, {
+      triggerData: binary ? { bytes: message.body as Buffer } : messageBodyToTypedData(message.body),
+      triggerMetadata: messageTriggerMetadata(message),
+      reason: `New ServiceBus message detected on '${label}'.`,
+      details:
+        `Trigger Details: MessageId: ${message.messageId ?? "(null)"}, SequenceNumber: ${String(message.sequenceNumber ?? "")}, ` +
+        `DeliveryCount: ${(message.deliveryCount ?? 0) + 1}, EnqueuedTimeUtc: ${dateText(message.enqueuedTimeUtc) ?? ""}, ` +
+        `LockedUntilUtc: ${dateText(message.lockedUntilUtc) ?? ""}, SessionId: ${message.sessionId ?? "(null)"}`,
+    });
+    if (!autoCompleteMessages) return; // the function would have to settle it; Node functions cannot
+    try {
+      if (result.succeeded) await receiver.completeMessage(message);
+      else await receiver.abandonMessage(message);
+    } catch (error) {
+      logger.warn(
+        `Could not ${result.succeeded ? "complete" : "abandon"} message ${String(message.messageId)} on ${label} ` +
+          `for ${registration.name}: ${(error as Error).message}`,
+      );
+    }
+  }
+}
+
+function toMessage(value: unknown): ServiceBusMessage {
+  if (Buffer.isBuffer(value) || value instanceof Uint8Array) return { body: Buffer.from(value) };
+  if (typeof value === "string") return { body: Buffer.from(value, "utf8") };
+  return { body: Buffer.from(JSON.stringify(value), "utf8"), contentType: "application/json" };
+}
+
+/** The values of one output binding as the host sends them: an array value is one message per element. */
+export function typedDataToMessages(data: RpcTypedData): ServiceBusMessage[] {
+  if (data.bytes) return [{ body: Buffer.from(data.bytes) }];
+  if (typeof data.string === "string") return [toMessage(data.string)];
+  if (typeof data.int === "number") return [toMessage(String(data.int))];
+  if (typeof data.double === "number") return [toMessage(String(data.double))];
+  if (data.collectionString?.string) return data.collectionString.string.map(toMessage);
+  if (data.collectionBytes?.bytes) return data.collectionBytes.bytes.map((b) => ({ body: Buffer.from(b) }));
+  if (typeof data.json === "string") {
+    const parsed = JSON.parse(data.json) as unknown;
+    return Array.isArray(parsed) ? parsed.map(toMessage) : [toMessage(parsed)];
+  }
+  return [];
+}
+
+/** The serviceBus output binding: sends what the function set (or returned) once it has finished. */
+export function serviceBusOutput(clients: ServiceBusClients): OutputHandler {
+  return async (binding: RpcBindingInfo, value: RpcTypedData, registration: Registration) => {
+    const where = `Function ${registration.name} output binding`;
+    const entityText = binding.queueName ?? binding.topicName;
+    if (typeof entityText !== "string")
+      throw new Error(`${where}: serviceBus output needs queueName or topicName.`);
+    const entity = resolveAppSettingExpressions(entityText, where);
+    const connection = typeof binding.connection === "string" ? binding.connection : undefined;
+    const connectionString = resolveConnectionString(connection, "ServiceBus", registration.name);
+    const messages = typedDataToMessages(value);
+    if (messages.length === 0) return;
+    await clients.sender(connectionString, entity).sendMessages(messages);
+  };
+}
