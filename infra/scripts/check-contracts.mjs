@@ -1,7 +1,8 @@
 // The checks of `npm run infra:check` that the Bicep CLI cannot make: that the parameters file fits
 // main.bicep, that the queue config the infrastructure is built from says what DESIGN §4 says,
 // that every app setting of the contract is set, that no key or connection string is read
-// anywhere, and that write-local-settings.sh turns azd outputs into a usable local.settings.json.
+// anywhere, that write-local-settings.sh turns azd outputs into a usable local.settings.json, and
+// that azd deploys the staged package of stage-package.sh with a complete production lockfile.
 //
 // Usage: node infra/scripts/check-contracts.mjs <main.json compiled from infra/main.bicep>
 
@@ -10,6 +11,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+
+import { productionManifest } from "./production-manifest.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const failures = [];
@@ -216,6 +219,96 @@ function checkLocalSettingsScript(template) {
   }
 }
 
+// azd zips the folder named by the service's `dist:`, which the prepackage hook must fill; the text of
+// azure.yaml is matched line by line (no YAML parser among the dependencies, and the file is small).
+function checkDeploymentPackage() {
+  const azureYaml = fs.readFileSync(path.join(root, "azure.yaml"), "utf8");
+  const script = fs.readFileSync(path.join(root, "infra/scripts/stage-package.sh"), "utf8");
+  const stagingDir = /^staging_dir="([^"]+)"$/m.exec(script)?.[1];
+  check(stagingDir !== undefined, 'stage-package.sh must set staging_dir="<folder>"');
+  const dist = /^ {4}dist: *(\S+) *$/m.exec(azureYaml)?.[1];
+  check(
+    dist === stagingDir,
+    `azure.yaml's dist (${dist}) must be the folder stage-package.sh stages (${stagingDir})`,
+  );
+  check(
+    /^ {4}remoteBuild: *false *$/m.test(azureYaml),
+    "azure.yaml must set remoteBuild: false: the staged package carries its node_modules",
+  );
+  check(
+    /^ {6}prepackage:\n(?: {8}.*\n)*? {8}run: *bash infra\/scripts\/stage-package\.sh *$/m.test(azureYaml),
+    "azure.yaml must run `bash infra/scripts/stage-package.sh` as the service's prepackage hook",
+  );
+  const gitignore = fs.readFileSync(path.join(root, ".gitignore"), "utf8").split("\n");
+  const firstSegment = stagingDir?.split("/")[0];
+  check(
+    gitignore.some((line) => line.trim() === `${firstSegment}/` || line.trim() === `/${firstSegment}/`),
+    `.gitignore must ignore ${firstSegment}/, where the package is staged`,
+  );
+  // azd reads .funcignore from the project root and refuses remoteBuild: false if it excludes node_modules.
+  const funcignore = fs.readFileSync(path.join(root, ".funcignore"), "utf8").split("\n");
+  check(
+    !funcignore.some((line) => /^(\*\*\/|\/)?node_modules\/?$/.test(line.trim())),
+    ".funcignore must not list node_modules (azd rejects that with remoteBuild: false)",
+  );
+
+  const pkg = readJson(path.join(root, "package.json"));
+  check(
+    typeof pkg.main === "string" && pkg.main.startsWith("dist/src/"),
+    `package.json "main" (${pkg.main}) must lie in dist/src, the only compiled folder staged`,
+  );
+
+  // The production manifest must keep every package a production package needs, or `npm ci --omit=dev`
+  // in the staging folder fails (or, worse, succeeds without it).
+  const lock = readJson(path.join(root, "package-lock.json"));
+  const production = productionManifest(pkg, lock);
+  check(
+    !("devDependencies" in production.pkg) && !("scripts" in production.pkg) && !("bin" in production.pkg),
+    "the staged package.json must carry no devDependencies, scripts or bin",
+  );
+  check(
+    JSON.stringify(production.lock.packages[""].dependencies) === JSON.stringify(pkg.dependencies),
+    "the staged lockfile's root must declare the same dependencies as package.json",
+  );
+  const kept = production.lock.packages;
+  const devEntries = Object.entries(kept).filter(([, entry]) => entry.dev === true);
+  check(devEntries.length === 0, `the staged lockfile keeps dev packages: ${devEntries.map(([l]) => l)}`);
+  const unresolved = unresolvedDependencies(kept);
+  check(
+    unresolved.length === 0,
+    `the staged lockfile misses packages production needs: ${unresolved.slice(0, 5).join(", ")}`,
+  );
+  check(Object.keys(kept).length > 1, "the staged lockfile holds no production packages");
+}
+
+// Every required dependency of every package resolves to an entry of the lockfile, the way Node looks
+// it up: in the package's own node_modules, then in each enclosing node_modules up to the root.
+function unresolvedDependencies(packages) {
+  const missing = [];
+  for (const [location, entry] of Object.entries(packages)) {
+    const optionalPeers = entry.peerDependenciesMeta ?? {};
+    const required = [
+      ...Object.keys(entry.dependencies ?? {}),
+      ...Object.keys(entry.peerDependencies ?? {}).filter((name) => !optionalPeers[name]?.optional),
+    ];
+    for (const name of required) {
+      let dir = location;
+      let found = false;
+      for (;;) {
+        if (`${dir ? `${dir}/` : ""}node_modules/${name}` in packages) {
+          found = true;
+          break;
+        }
+        if (!dir) break;
+        const cut = dir.lastIndexOf("/node_modules/");
+        dir = cut < 0 ? "" : dir.slice(0, cut);
+      }
+      if (!found) missing.push(`${name} (needed by ${location || "the app"})`);
+    }
+  }
+  return missing;
+}
+
 const templateFile = process.argv[2];
 if (!templateFile) {
   console.error("usage: node infra/scripts/check-contracts.mjs <compiled main.json>");
@@ -228,6 +321,7 @@ checkParametersFile(template);
 checkQueueConfig();
 checkAppSettingsAndSecrets(templateText);
 checkLocalSettingsScript(template);
+checkDeploymentPackage();
 
 for (const failure of failures) console.error(`contracts: FAIL ${failure}`);
 console.log(`contracts: ${passed + failures.length} checks, ${failures.length} failing`);

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Stages the deployment package of the function app in dist/deploy: exactly what the Functions host
+# needs and nothing else. azure.yaml runs this as the service's prepackage hook and points `dist:` at
+# the folder, so `azd package` / `azd deploy` zip it as is (remoteBuild: false: no build on Azure).
+#
+#   dist/deploy/
+#     host.json, package.json, package-lock.json (without devDependencies, scripts, bin)
+#     dist/src/**.js        the compiled app ("main" is dist/src/index.js); no source maps, no tests
+#     node_modules/         production dependencies only, from the lockfile, without source maps
+#                           and type declarations
+#
+# The repository's node_modules holds the dev tooling too (TypeScript, vitest, eslint, emulators:
+# about 280 MB) and dist/ holds the devhost and benchmarks: neither belongs on Azure.
+#
+# Usage: bash infra/scripts/stage-package.sh    (from anywhere; needs node, npm and the npm registry
+#                                                or a warm npm cache)
+set -euo pipefail
+
+# azure.yaml's `dist:` must name the same folder (npm run infra:check compares them).
+staging_dir="dist/deploy"
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+staging="$root/$staging_dir"
+cd "$root"
+
+started=$SECONDS
+echo "stage-package: building"
+npm run build --silent
+
+rm -rf "$staging"
+mkdir -p "$staging"
+cp host.json "$staging/"
+# package.json and package-lock.json without the development parts (see production-manifest.mjs).
+node infra/scripts/production-manifest.mjs . "$staging"
+
+main="$(node -p 'require("./package.json").main')"
+case "$main" in
+  dist/src/*) ;;
+  *)
+    echo "stage-package: package.json \"main\" is $main; only dist/src is staged" >&2
+    exit 1
+    ;;
+esac
+
+# The compiled app. tsc never deletes outputs, so a file counts only while its source still exists:
+# a renamed or deleted module's leftover .js in dist/ is not shipped. Source maps and tests stay home.
+copied=0
+skipped_stale=0
+while IFS= read -r file; do
+  rel="${file#dist/}"
+  case "$rel" in
+    *.map | *.d.ts | *.test.js | *.spec.js) continue ;;
+    *.js) source="${rel%.js}.ts" ;;
+    *) source="$rel" ;; # JSON and other files tsc copies (resolveJsonModule)
+  esac
+  if [[ ! -f "$source" ]]; then
+    skipped_stale=$((skipped_stale + 1))
+    continue
+  fi
+  mkdir -p "$staging/$(dirname "$file")"
+  cp "$file" "$staging/$file"
+  copied=$((copied + 1))
+done < <(find dist/src -type f | sort)
+
+if [[ ! -f "$staging/$main" ]]; then
+  echo "stage-package: $main was not staged; did the build succeed?" >&2
+  exit 1
+fi
+
+echo "stage-package: installing production dependencies"
+# --ignore-scripts: no dependency runs code at install time on the way to Azure. --no-bin-links:
+# the host runs no command-line tools, and azd would zip each .bin symlink as a copy of its target.
+(cd "$staging" && npm ci --omit=dev --ignore-scripts --no-bin-links --no-audit --no-fund --loglevel=error)
+
+# Source maps and type declarations are for debuggers and compilers, never loaded at run time, and
+# are more than half of the production dependencies' size (the Azure SDKs ship both for every build).
+find "$staging/node_modules" -type f \( -name '*.map' -o -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' \) -delete
+
+# A native addon is built for the machine that ran npm ci, and Flex Consumption runs Linux x64.
+natives="$(find "$staging/node_modules" -name '*.node' -type f | sed "s|^$staging/||")"
+if [[ -n "$natives" && "$(uname -s)-$(uname -m)" != "Linux-x86_64" ]]; then
+  printf '%s\n' "$natives" | sed 's/^/stage-package: native addon built for this machine: /' >&2
+  echo "stage-package: Flex Consumption runs Linux x64: stage and deploy from Linux x64 (CI, WSL)" >&2
+  exit 1
+fi
+
+packages="$(find "$staging/node_modules" -name package.json -type f |
+  grep -Ec '/node_modules/(@[^/]+/)?[^/@][^/]*/package\.json$' || true)"
+size_kb="$(du -sk "$staging" | cut -f1)"
+echo "stage-package: $staging_dir: $copied app files ($skipped_stale stale outputs left out), $packages packages, $((size_kb / 1024)) MB ($((SECONDS - started))s)"
