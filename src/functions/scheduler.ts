@@ -2,6 +2,7 @@ import * as df from "durable-functions";
 import type { OrchestrationContext, OrchestrationHandler } from "durable-functions";
 import { dependencies } from "../app/dependencies";
 import { replyEventName } from "../domain";
+import { SCHEDULER_ORCHESTRATION } from "../scheduler/startAttempt";
 import {
   dispatchNext,
   recordReply,
@@ -10,7 +11,6 @@ import {
   type ReplyOutcome,
 } from "../scheduler/activities";
 
-export const SCHEDULER = "scheduler";
 const DISPATCH_NEXT = "schedulerDispatchNext";
 const RECORD_REPLY = "schedulerRecordReply";
 
@@ -68,7 +68,7 @@ export const schedulerOrchestration: OrchestrationHandler = function* (context: 
   return { outcome: "stopped", detail: "turn limit reached" } satisfies SchedulerResult;
 };
 
-df.app.orchestration(SCHEDULER, schedulerOrchestration);
+df.app.orchestration(SCHEDULER_ORCHESTRATION, schedulerOrchestration);
 df.app.activity(DISPATCH_NEXT, {
   handler: (input: AttemptInput, context) => dispatchNext(dependencies(), context, input),
 });

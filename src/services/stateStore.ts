@@ -185,6 +185,16 @@ export class StateStore {
     return resources.reduce((sum, n) => sum + n, 0);
   }
 
+  /** Creation time of the oldest Pending record: how long the backlog has been waiting. */
+  async oldestPendingCreatedAt(): Promise<string | undefined> {
+    const { resources } = await this.container.items
+      .query<string>(
+        "SELECT TOP 1 VALUE c.createdAt FROM c WHERE c.processState = 'Pending' ORDER BY c.createdAt ASC",
+      )
+      .fetchAll();
+    return resources[0];
+  }
+
   async countByState(): Promise<Record<ProcessState, number>> {
     const counts = Object.fromEntries(PROCESS_STATES.map((s) => [s, 0])) as Record<ProcessState, number>;
     await Promise.all(

@@ -1,0 +1,95 @@
+import type { InvocationContext } from "@azure/functions";
+import type { Dependencies } from "../app/dependencies";
+import {
+  acceptResubmission,
+  isAllowedReplyTo,
+  orderSchema,
+  submit,
+  validate,
+  type Order,
+  type StateRecord,
+} from "../domain";
+import { postStatus, raiseAlert } from "../scheduler/notify";
+
+export type SubmissionOutcome =
+  | { kind: "accepted"; created: boolean; record: StateRecord }
+  | { kind: "invalid"; reason: string }
+  | { kind: "conflict"; reason: string };
+
+/** Validation shared by the queue and the front door: the schema, then the replyTo policy. */
+export function validateOrder(
+  body: unknown,
+  statusQueuePrefix: string,
+): { ok: true; order: Order } | { ok: false; reason: string } {
+  const parsed = validate(orderSchema, body);
+  if (!parsed.ok) return { ok: false, reason: parsed.message };
+  const { replyTo } = parsed.value;
+  if (replyTo !== undefined && !isAllowedReplyTo(replyTo, statusQueuePrefix)) {
+    return {
+      ok: false,
+      reason: `replyTo: expected a status queue named ${statusQueuePrefix}<name>, got "${replyTo}"`,
+    };
+  }
+  return { ok: true, order: parsed.value };
+}
+
+/**
+ * Submission: writes the orders container and the state store, each idempotently keyed by orderId. The two
+ * writes share no transaction, so each is safe to repeat: a crash between them leaves the message unsettled,
+ * and its redelivery finds the order document (same fingerprint), creates the missing state record, and goes
+ * on. Different data under a known orderId is a conflict, never an overwrite.
+ */
+export async function submitOrder(
+  deps: Dependencies,
+  context: InvocationContext,
+  message: unknown,
+  options: { alert: boolean } = { alert: true },
+): Promise<SubmissionOutcome> {
+  const alert: typeof raiseAlert = async (d, c, a) => {
+    if (options.alert) await raiseAlert(d, c, a);
+    else c.warn(`${a.kind} for ${a.orderId ?? "-"} (already alerted on the first delivery): ${a.reason}`);
+  };
+  const checked = validateOrder(message, deps.config.statusQueuePrefix);
+  const orderId = (message as { orderId?: unknown } | null)?.orderId;
+  if (!checked.ok) {
+    await alert(deps, context, {
+      kind: "InvalidOrder",
+      orderId: typeof orderId === "string" ? orderId : null,
+      processState: null,
+      reason: checked.reason,
+    });
+    return { kind: "invalid", reason: checked.reason };
+  }
+  const order = checked.order;
+  const now = deps.now();
+  const document = await deps.orders.ensure(order, now);
+  if (document.kind === "conflict") {
+    const reason = `order ${order.orderId} was already submitted with different data`;
+    await alert(deps, context, {
+      kind: "OrderConflict",
+      orderId: order.orderId,
+      processState: null,
+      reason,
+    });
+    return { kind: "conflict", reason };
+  }
+  const { created, record } = await deps.states.create(
+    submit(order, { now, workflow: deps.workflows.latest("order") }),
+  );
+  if (!created) {
+    const same = acceptResubmission(record, order);
+    if (!same.ok) {
+      await alert(deps, context, {
+        kind: "OrderConflict",
+        orderId: order.orderId,
+        processState: record.processState,
+        reason: same.refusal.reason,
+      });
+      return { kind: "conflict", reason: same.refusal.reason };
+    }
+  }
+  // A redelivery after a crash may not have posted it yet; a duplicate "received" is harmless.
+  if (record.processState === "Pending" && record.attempt === 0)
+    await postStatus(deps, context, record, "received");
+  return { kind: "accepted", created, record };
+}
