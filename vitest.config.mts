@@ -3,6 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    globalSetup: ["test/support/globalSetup.ts"],
     // Integration and e2e tests start emulators on port 0 in their own process; two cores are plenty
     // for a few files at a time, and more only adds contention on the event loops under test.
     maxWorkers: 2,

@@ -1,0 +1,35 @@
+/** Failure catalogue: the happy path. Every step succeeds once, in order; the submitter hears every milestone. */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { e2eOrder, startE2E, type E2E } from "../support/e2e";
+
+let e2e: E2E;
+beforeAll(async () => {
+  e2e = await startE2E();
+});
+afterAll(() => e2e?.stop());
+
+it("processes an order to Processed with each side effect applied once, in order", async () => {
+  const order = e2eOrder("HAPPY");
+  const res = await e2e.submit(order);
+  expect(res.status).toBe(202);
+  expect(await res.json()).toMatchObject({ orderId: order.orderId, statusUrl: expect.stringContaining(`/api/orders/${order.orderId}`) });
+
+  const record = await e2e.waitForState(order.orderId, ["Processed"]);
+  expect(record).toMatchObject({ attempt: 1, failureCount: 0, lockedBy: null, completeBy: null });
+  expect(record.steps.map((s) => s.status)).toEqual(["Succeeded", "Succeeded", "Succeeded"]);
+
+  const ledger = await e2e.ledger(order.orderId);
+  expect(ledger.map((e) => `${e.service}.${e.operation}`)).toEqual(["inventory.reserve", "payment.charge", "shipping.book"]);
+  expect(ledger.every((e) => e.applied && e.requests === 1)).toBe(true);
+
+  const statuses = (await e2e.drain("status-demo")) as Array<{ orderId: string; status: string }>;
+  expect(statuses.filter((s) => s.orderId === order.orderId).map((s) => s.status)).toEqual([
+    "received",
+    "processing",
+    "stepSucceeded",
+    "stepSucceeded",
+    "stepSucceeded",
+    "processed",
+  ]);
+  expect(await e2e.drain("alerts")).toEqual([]);
+});

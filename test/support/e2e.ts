@@ -1,0 +1,167 @@
+/**
+ * The whole app on the devhost against the embedded emulators, for end-to-end tests: emulators on ephemeral
+ * ports in this process, the app transpiled by the global setup and loaded by the devhost exactly as `npm start`
+ * loads dist/src/index.js, timings shortened so that recovery paths run in seconds.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { ServiceBusClient } from "@azure/service-bus";
+import { startDevHost, type DevHost, type LogRecord } from "../../devhost/host";
+import { startEmulators, type EmulatorHandles } from "../../devhost/emulators/main";
+import type { ProcessState, StateRecord } from "../../src/domain";
+import { appBuildDir } from "./globalSetup";
+
+/** The app entry, transpiled from the current sources by the global setup. */
+export const APP_ENTRY = path.join(appBuildDir(), "src", "index.js");
+
+/** Fast timings: a step times out in 3 s, the starter and the Supervisor look every second. */
+export const E2E_SETTINGS: Record<string, string> = {
+  STARTER_SCHEDULE: "*/1 * * * * *",
+  SUPERVISOR_SCHEDULE: "*/1 * * * * *",
+  STEP_TIMEOUT_SECONDS: "3",
+  CLAIM_TIMEOUT_SECONDS: "5",
+  AGENT_ATTEMPT_TIMEOUT_SECONDS: "1",
+  AGENT_MAX_ATTEMPTS: "3",
+  SUPERVISOR_MAX_FAILURES: "2",
+  SUPERVISOR_BACKOFF_SECONDS: "1",
+  SUPERVISOR_LEASE_SECONDS: "5",
+};
+
+export interface FaultSpec {
+  service: "inventory" | "payment" | "shipping";
+  operation?: string;
+  orderId?: string;
+  kind: "transient" | "permanent" | "latency" | "hang" | "drop-response";
+  count?: number;
+  probability?: number;
+  latencyMs?: number;
+  status?: number;
+}
+
+export interface LedgerEntry {
+  service: string;
+  operation: string;
+  idempotencyKey: string;
+  orderId: string;
+  requests: number;
+  applied: boolean;
+  status: number;
+  firstAt: string;
+}
+
+export interface E2E {
+  host: DevHost;
+  emulators: EmulatorHandles;
+  bus: ServiceBusClient;
+  logs: LogRecord[];
+  /** fetch against the app's HTTP API: `api("/api/orders")`. */
+  api(pathAndQuery: string, init?: RequestInit): Promise<Response>;
+  /** POST /api/orders; returns the response. */
+  submit(order: unknown): Promise<Response>;
+  state(orderId: string): Promise<StateRecord | null>;
+  /** Polls the state record until it is in one of `states`; fails with the last state seen after `timeoutMs`. */
+  waitForState(orderId: string, states: ProcessState[], timeoutMs?: number): Promise<StateRecord>;
+  ledger(orderId?: string): Promise<LedgerEntry[]>;
+  injectFault(spec: FaultSpec): Promise<void>;
+  clearFaults(): Promise<void>;
+  /** Messages on a queue right now (receive-and-delete). */
+  drain(queue: string): Promise<unknown[]>;
+  stop(): Promise<void>;
+}
+
+export async function startE2E(settings: Record<string, string> = {}): Promise<E2E> {
+  const emulators = await startEmulators({ ports: { serviceBus: 0, cosmos: 0, simulator: 0 } });
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "e2e-"));
+  const logs: LogRecord[] = [];
+  const host = await startDevHost({
+    appEntry: APP_ENTRY,
+    dataDir,
+    port: 0,
+    emulators,
+    settings: { ...E2E_SETTINGS, ...settings },
+    log: (record) => {
+      logs.push(record);
+      if (process.env.E2E_LOGS) process.stdout.write(`${record.message}\n`);
+    },
+  });
+  const bus = new ServiceBusClient(emulators.serviceBusConnectionString!);
+  const sim = emulators.simulatorUrl!;
+
+  const api = (pathAndQuery: string, init?: RequestInit) => fetch(`${host.url}${pathAndQuery}`, init);
+  const state = async (orderId: string): Promise<StateRecord | null> => {
+    const res = await api(`/api/orders/${encodeURIComponent(orderId)}`);
+    if (res.status === 404) return null;
+    return ((await res.json()) as { state: StateRecord | null }).state;
+  };
+  return {
+    host,
+    emulators,
+    bus,
+    logs,
+    api,
+    submit: (order) =>
+      api("/api/orders", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(order),
+      }),
+    state,
+    async waitForState(orderId, states, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      let last: StateRecord | null = null;
+      while (Date.now() < deadline) {
+        last = await state(orderId);
+        if (last && states.includes(last.processState)) return last;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      throw new Error(
+        `order ${orderId} did not reach ${states.join("/")} within ${timeoutMs} ms; last state ${last?.processState ?? "none"}: ${JSON.stringify(last?.history.slice(-5))}`,
+      );
+    },
+    async ledger(orderId) {
+      const res = await fetch(`${sim}/_ledger`);
+      const entries = ((await res.json()) as { entries: LedgerEntry[] }).entries;
+      return orderId ? entries.filter((e) => e.orderId === orderId) : entries;
+    },
+    async injectFault(spec) {
+      const res = await fetch(`${sim}/_faults`, { method: "POST", body: JSON.stringify(spec) });
+      if (res.status !== 201) throw new Error(`fault refused: ${await res.text()}`);
+    },
+    async clearFaults() {
+      await fetch(`${sim}/_faults`, { method: "DELETE" });
+    },
+    async drain(queue) {
+      const receiver = bus.createReceiver(queue, { receiveMode: "receiveAndDelete" });
+      try {
+        return (await receiver.receiveMessages(100, { maxWaitTimeInMs: 500 })).map((m) => m.body as unknown);
+      } finally {
+        await receiver.close();
+      }
+    },
+    async stop() {
+      await bus.close();
+      await host.stop();
+      await emulators.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+let counter = 0;
+/** A valid order with a unique id; `amount` sets one item's price, so that amounts over 10000 are declined. */
+export function e2eOrder(
+  prefix: string,
+  overrides: Record<string, unknown> = {},
+): { orderId: string } & Record<string, unknown> {
+  const orderId = `${prefix}-${process.pid}-${++counter}`;
+  return {
+    orderId,
+    customerId: "C-42",
+    items: [{ sku: "SKU-1", quantity: 2, unitPrice: 9.99 }],
+    currency: "EUR",
+    shippingAddress: { line1: "1 Main St", city: "Berlin", postalCode: "10115", country: "DE" },
+    replyTo: "status-demo",
+    ...overrides,
+  };
+}

@@ -1,0 +1,67 @@
+/**
+ * Once per test run: transpiles src/ so that end-to-end tests can load the app the way the Functions host does
+ * (compiled CommonJS, required by path), without touching dist/. Type errors are the job of `npm run typecheck`;
+ * this only strips types, which takes about a second.
+ *
+ * The output goes to .test-build/<hash of the sources>: test runs started at the same time (or while sources are
+ * edited) each get a complete build of their own sources, and none deletes another's.
+ */
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import ts from "typescript";
+
+const REPO = path.resolve(__dirname, "..", "..");
+const BUILDS = path.join(REPO, ".test-build");
+
+function walk(dir: string): string[] {
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .flatMap((entry) => {
+      const full = path.join(dir, entry.name);
+      return entry.isDirectory() ? walk(full) : [full];
+    })
+    .sort();
+}
+
+function sources(): string[] {
+  return walk(path.join(REPO, "src")).filter((f) => f.endsWith(".ts"));
+}
+
+/** Directory holding the transpiled app for the current sources. */
+export function appBuildDir(): string {
+  const hash = createHash("sha1");
+  for (const file of sources()) hash.update(path.relative(REPO, file)).update(fs.readFileSync(file));
+  return path.join(BUILDS, hash.digest("hex").slice(0, 12));
+}
+
+export default function setup(): void {
+  const target = appBuildDir();
+  if (fs.existsSync(target)) return;
+  const staging = `${target}.${process.pid}.tmp`;
+  for (const file of sources()) {
+    const out = path.join(staging, path.relative(REPO, file)).replace(/\.ts$/, ".js");
+    const output = ts.transpileModule(fs.readFileSync(file, "utf8"), {
+      compilerOptions: {
+        module: ts.ModuleKind.CommonJS,
+        target: ts.ScriptTarget.ES2022,
+        esModuleInterop: true,
+      },
+      fileName: file,
+    });
+    fs.mkdirSync(path.dirname(out), { recursive: true });
+    fs.writeFileSync(out, output.outputText);
+  }
+  try {
+    fs.renameSync(staging, target);
+  } catch {
+    // Another run built the same sources first: its build is identical.
+    fs.rmSync(staging, { recursive: true, force: true });
+  }
+  // Builds of older sources, left by earlier runs, are removed after a day.
+  for (const entry of fs.readdirSync(BUILDS)) {
+    const full = path.join(BUILDS, entry);
+    if (full !== target && Date.now() - fs.statSync(full).mtimeMs > 86_400_000)
+      fs.rmSync(full, { recursive: true, force: true });
+  }
+}
