@@ -81,8 +81,10 @@ export async function dispatchNext(
 
   const stepIndex = forward ? nextStepIndex(record) : nextUndoIndex(record);
   if (stepIndex === -1) {
-    const outcome = await deps.states.apply(orderId, (r) =>
-      forward ? processed(r, { now, lockedBy }) : compensated(r, { now, lockedBy }),
+    const outcome = await deps.states.apply(
+      orderId,
+      (r) => (forward ? processed(r, { now, lockedBy }) : compensated(r, { now, lockedBy })),
+      record,
     );
     if (outcome.kind !== "written" && outcome.kind !== "unchanged") return fenced(outcome);
     await postStatus(deps, context, outcome.record, forward ? "processed" : "compensated");
@@ -90,8 +92,10 @@ export async function dispatchNext(
   }
 
   const ctx = { now, lockedBy, stepIndex, stepTimeoutSeconds: deps.config.stepTimeoutSeconds };
-  const outcome = await deps.states.apply(orderId, (r) =>
-    forward ? stepDispatched(r, ctx) : compensationStepDispatched(r, ctx),
+  const outcome = await deps.states.apply(
+    orderId,
+    (r) => (forward ? stepDispatched(r, ctx) : compensationStepDispatched(r, ctx)),
+    record,
   );
   if (outcome.kind !== "written" && outcome.kind !== "unchanged") return fenced(outcome);
   const step = outcome.record.steps[stepIndex]!;
@@ -150,13 +154,12 @@ export async function recordReply(
 
   if (reply.kind === "do") {
     if (reply.outcome === "ok") {
-      const current = await deps.states.get(orderId);
-      const workflow = current && deps.workflows.get(current.workflow);
-      const definition = workflow?.steps[reply.stepIndex];
-      const compensation = definition?.compensationFrom(reply.result) ?? null;
-      const outcome = await deps.states.apply(orderId, (r) =>
-        stepSucceeded(r, { ...base, result: reply.result ?? null, compensation }),
-      );
+      const outcome = await deps.states.apply(orderId, (r) => {
+        // What the undo will need, taken from the answer by the step's definition in the record's version.
+        const definition = deps.workflows.get(r.workflow)?.steps[reply.stepIndex];
+        const compensation = definition?.compensationFrom(reply.result) ?? null;
+        return stepSucceeded(r, { ...base, result: reply.result ?? null, compensation });
+      });
       if (outcome.kind === "written") {
         await postStatus(
           deps,

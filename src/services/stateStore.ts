@@ -81,9 +81,14 @@ export class StateStore {
    * Applies `decide` to the current record and persists the result. `decide` is a pure transition: on a lost
    * race it runs again on the fresh record, so its answer may change (e.g. to a refusal).
    */
-  async apply(orderId: string, decide: (record: StateRecord) => TransitionResult): Promise<StoreOutcome> {
+  async apply(
+    orderId: string,
+    decide: (record: StateRecord) => TransitionResult,
+    /** A copy the caller has just read, to save the first read; a lost race re-reads as usual. */
+    fresh?: StateRecord,
+  ): Promise<StoreOutcome> {
     for (let race = 0; race <= MAX_RACE_RETRIES; race++) {
-      const current = await this.get(orderId);
+      const current = race === 0 && fresh ? fresh : await this.get(orderId);
       if (!current) return { kind: "notFound" };
       const result = decide(current);
       if (!result.ok) return { kind: "refused", refusal: result.refusal, record: current };
