@@ -1,4 +1,4 @@
-import type { CosmosClient } from "@azure/cosmos";
+import type { Container, CosmosClient } from "@azure/cosmos";
 import type { ServiceBusClient } from "@azure/service-bus";
 import { getConfig, type AppConfig } from "../config";
 import { defaultWorkflows, type AgentName, type WorkflowRegistry } from "../domain";
@@ -19,7 +19,7 @@ export interface Dependencies {
   serviceBus: ServiceBusClient;
   states: StateStore;
   orders: OrderStore;
-  leases: import("@azure/cosmos").Container;
+  leases: Container;
   messaging: Messaging;
   workflows: WorkflowRegistry;
   remote(agent: AgentName): RemoteServiceClient;
