@@ -10,10 +10,10 @@ import { ServiceBusClient } from "@azure/service-bus";
 import { startDevHost, type DevHost, type LogRecord } from "../../devhost/host";
 import { startEmulators, type EmulatorHandles } from "../../devhost/emulators/main";
 import type { ProcessState, StateRecord } from "../../src/domain";
-import { appBuildDir } from "./globalSetup";
+import { inject } from "vitest";
 
 /** The app entry, transpiled from the current sources by the global setup. */
-export const APP_ENTRY = path.join(appBuildDir(), "src", "index.js");
+export const APP_ENTRY = path.join(inject("appBuildDir"), "src", "index.js");
 
 /** Fast timings: a step times out in 3 s, the starter and the Supervisor look every second. */
 export const E2E_SETTINGS: Record<string, string> = {
@@ -164,4 +164,133 @@ export function e2eOrder(
     replyTo: "status-demo",
     ...overrides,
   };
+}
+
+/**
+ * Collects what a queue receives across a test file: each call drains the queue (receive-and-delete) into the
+ * log, so a test can wait for a message that is sent just after a state write and still see earlier ones.
+ */
+export interface QueueLog {
+  /** Everything received so far, after draining what is on the queue now. */
+  all(): Promise<unknown[]>;
+  /** Drains until a message matches; fails after `timeoutMs` listing what was seen. */
+  waitFor(match: (message: unknown) => boolean, timeoutMs?: number): Promise<unknown>;
+}
+
+export function queueLog(e2e: E2E, queue: string): QueueLog {
+  const seen: unknown[] = [];
+  const all = async () => {
+    seen.push(...(await e2e.drain(queue)));
+    return [...seen];
+  };
+  return {
+    all,
+    async waitFor(match, timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      do {
+        const found = (await all()).find(match);
+        if (found !== undefined) return found;
+      } while (Date.now() < deadline);
+      throw new Error(
+        `no matching message on ${queue} within ${timeoutMs} ms; seen: ${JSON.stringify(seen)}`,
+      );
+    },
+  };
+}
+
+export interface PeekedMessage {
+  messageId: string | number | undefined;
+  body: unknown;
+  deadLetterReason: string | undefined;
+  deadLetterErrorDescription: string | undefined;
+  deliveryCount: number | undefined;
+}
+export type DeadLetter = PeekedMessage;
+
+/**
+ * Every message on `queue` (or its dead-letter subqueue) right now, left in place. A fresh client each time:
+ * the SDK keeps the peek cursor on the management link it shares per entity, so a second peek through the same
+ * client would start after the messages already seen.
+ */
+export async function peekAll(e2e: E2E, queue: string, subQueue?: "deadLetter"): Promise<PeekedMessage[]> {
+  const client = new ServiceBusClient(e2e.emulators.serviceBusConnectionString!);
+  try {
+    const receiver = client.createReceiver(queue, subQueue ? { subQueueType: subQueue } : {});
+    return (await receiver.peekMessages(250)).map((m) => ({
+      messageId: m.messageId as string | number | undefined,
+      body: m.body as unknown,
+      deadLetterReason: m.deadLetterReason,
+      deadLetterErrorDescription: m.deadLetterErrorDescription,
+      deliveryCount: m.deliveryCount,
+    }));
+  } finally {
+    await client.close();
+  }
+}
+
+/** Peeks the dead-letter subqueue of `queue` until a message with `messageId` is there (it stays there). */
+export async function waitForDeadLetter(
+  e2e: E2E,
+  queue: string,
+  messageId: string,
+  timeoutMs = 30_000,
+): Promise<DeadLetter> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = (await peekAll(e2e, queue, "deadLetter")).find((m) => m.messageId === messageId);
+    if (found) return found;
+    if (Date.now() > deadline)
+      throw new Error(`${messageId} was not dead-lettered on ${queue} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** A fault armed on the simulator, as `GET /_faults` reports it. */
+export interface InjectedFault extends FaultSpec {
+  id: string;
+  /** Calls the fault decided or delayed so far. */
+  hits: number;
+  /** Firings left for a `count` fault; null otherwise. */
+  remaining: number | null;
+}
+
+/** Arms a fault on the simulator and returns it (with its id, for listFaults and removeFault). */
+export async function addFault(e2e: E2E, spec: FaultSpec): Promise<InjectedFault> {
+  const res = await fetch(`${e2e.emulators.simulatorUrl}/_faults`, {
+    method: "POST",
+    body: JSON.stringify(spec),
+  });
+  if (res.status !== 201) throw new Error(`fault refused: ${await res.text()}`);
+  return (await res.json()) as InjectedFault;
+}
+
+export async function listFaults(e2e: E2E): Promise<InjectedFault[]> {
+  const res = await fetch(`${e2e.emulators.simulatorUrl}/_faults`);
+  return ((await res.json()) as { faults: InjectedFault[] }).faults;
+}
+
+export async function removeFault(e2e: E2E, id: string): Promise<void> {
+  const res = await fetch(`${e2e.emulators.simulatorUrl}/_faults/${encodeURIComponent(id)}`, {
+    method: "DELETE",
+  });
+  if (res.status !== 204) throw new Error(`fault ${id} not removed: ${res.status} ${await res.text()}`);
+}
+
+/** Polls the state record until `predicate` holds; fails with the last record seen after `timeoutMs`. */
+export async function waitForRecord(
+  e2e: E2E,
+  orderId: string,
+  predicate: (record: StateRecord) => boolean,
+  timeoutMs = 30_000,
+): Promise<StateRecord> {
+  const deadline = Date.now() + timeoutMs;
+  let last: StateRecord | null = null;
+  while (Date.now() < deadline) {
+    last = await e2e.state(orderId);
+    if (last && predicate(last)) return last;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(
+    `order ${orderId}: condition not met within ${timeoutMs} ms; last state ${last?.processState ?? "none"}: ${JSON.stringify(last?.history.slice(-5))}`,
+  );
 }

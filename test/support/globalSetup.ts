@@ -10,6 +10,14 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import ts from "typescript";
+import type { TestProject } from "vitest/node";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** Where this run's transpiled app lives (see e2e.ts APP_ENTRY). */
+    appBuildDir: string;
+  }
+}
 
 const REPO = path.resolve(__dirname, "..", "..");
 const BUILDS = path.join(REPO, ".test-build");
@@ -35,8 +43,11 @@ export function appBuildDir(): string {
   return path.join(BUILDS, hash.digest("hex").slice(0, 12));
 }
 
-export default function setup(): void {
+export default function setup(project: TestProject): void {
   const target = appBuildDir();
+  // Test files read the directory from here rather than hashing src/ again: sources edited during a run would
+  // otherwise name a build that does not exist.
+  project.provide("appBuildDir", target);
   if (fs.existsSync(target)) return;
   const staging = `${target}.${process.pid}.tmp`;
   for (const file of sources()) {

@@ -1,0 +1,125 @@
+/**
+ * Failure catalogue: compensation failing. The last step is refused for good, so the order must be undone, but
+ * the undo of the charge fails too: permanently (at once) or transiently until the Supervisor's compensation
+ * budget is spent. Either way the order stops in CompensationFailed, which only an operator leaves, and an alert
+ * names it; the ledger shows exactly what was undone and what was not.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { e2eOrder, queueLog, startE2E, type E2E, type QueueLog } from "../support/e2e";
+
+let e2e: E2E;
+let statuses: QueueLog;
+let alerts: QueueLog;
+beforeAll(async () => {
+  e2e = await startE2E();
+  statuses = queueLog(e2e, "status-demo");
+  alerts = queueLog(e2e, "alerts");
+});
+afterAll(() => e2e?.stop());
+
+type Message = { orderId: string; kind?: string; status?: string; processState: string; reason?: string };
+const forOrder = (orderId: string) => (m: unknown) => (m as Message).orderId === orderId;
+const label = (e: { service: string; operation: string }) => `${e.service}.${e.operation}`;
+
+it("a refused refund stops compensation in CompensationFailed with an alert; an operator retry finishes it", async () => {
+  const order = e2eOrder("UNDOFAIL");
+  await e2e.injectFault({
+    service: "shipping",
+    operation: "book",
+    orderId: order.orderId,
+    kind: "permanent",
+  });
+  await e2e.injectFault({
+    service: "payment",
+    operation: "refund",
+    orderId: order.orderId,
+    kind: "permanent",
+  });
+  expect((await e2e.submit(order)).status).toBe(202);
+
+  const record = await e2e.waitForState(order.orderId, ["CompensationFailed"]);
+  expect(record).toMatchObject({ lockedBy: null, completeBy: null, failureCount: 0 });
+  expect(record.lastError).toMatchObject({ code: "InjectedPermanent" });
+  // Undo stopped at the charge: the reservation, older, was not released.
+  expect(record.steps.map((s) => [s.name, s.status, s.undo?.status ?? null])).toEqual([
+    ["reserveInventory", "Succeeded", null],
+    ["chargePayment", "Succeeded", "Failed"],
+    ["bookShipping", "Failed", null],
+  ]);
+
+  const alert = (await alerts.waitFor(forOrder(order.orderId))) as Message;
+  expect(alert).toMatchObject({
+    kind: "CompensationFailed",
+    orderId: order.orderId,
+    processState: "CompensationFailed",
+  });
+  expect(alert.reason).toContain("chargePayment");
+  expect(alert.reason).toContain("InjectedPermanent");
+  await statuses.waitFor((m) => forOrder(order.orderId)(m) && (m as Message).status === "compensationFailed");
+
+  // Still charged and still reserved: the refused refund never reached the service, the release never ran.
+  const ledger = await e2e.ledger(order.orderId);
+  expect(ledger.map((e) => [label(e), e.applied])).toEqual([
+    ["inventory.reserve", true],
+    ["payment.charge", true],
+  ]);
+
+  // What fixes it: the operator clears the cause and retries; compensation resumes where it stopped.
+  await e2e.clearFaults();
+  expect((await e2e.api(`/api/orders/${order.orderId}/retry`, { method: "POST" })).status).toBe(202);
+  const done = await e2e.waitForState(order.orderId, ["Compensated"]);
+  expect(done.steps.map((s) => s.undo?.status ?? null)).toEqual(["Succeeded", "Succeeded", null]);
+  const after = await e2e.ledger(order.orderId);
+  expect(after.map(label)).toEqual([
+    "inventory.reserve",
+    "payment.charge",
+    "payment.refund",
+    "inventory.release",
+  ]);
+  expect(after.every((e) => e.applied && e.requests === 1)).toBe(true);
+  expect((await alerts.all()).filter(forOrder(order.orderId))).toHaveLength(1);
+}, 40_000);
+
+it("a refund failing transiently is retried by the Supervisor, then CompensationFailed with an alert", async () => {
+  const order = e2eOrder("UNDOTRANSIENT");
+  await e2e.injectFault({
+    service: "shipping",
+    operation: "book",
+    orderId: order.orderId,
+    kind: "permanent",
+  });
+  await e2e.injectFault({
+    service: "payment",
+    operation: "refund",
+    orderId: order.orderId,
+    kind: "transient",
+  });
+  expect((await e2e.submit(order)).status).toBe(202);
+
+  const record = await e2e.waitForState(order.orderId, ["CompensationFailed"], 40_000);
+  // SUPERVISOR_MAX_FAILURES=2: the third failed compensation attempt is final; forward attempts are not charged.
+  expect(record).toMatchObject({ compensationFailureCount: 3, failureCount: 0, lockedBy: null });
+  expect(record.lastError).toMatchObject({ code: "RetriesExhausted" });
+  expect(record.steps.map((s) => [s.status, s.undo?.status ?? null])).toEqual([
+    ["Succeeded", null],
+    ["Succeeded", "Dispatched"],
+    ["Failed", null],
+  ]);
+
+  const alert = (await alerts.waitFor(forOrder(order.orderId))) as Message;
+  expect(alert).toMatchObject({
+    kind: "CompensationFailed",
+    orderId: order.orderId,
+    processState: "CompensationFailed",
+  });
+  expect(alert.reason).toContain("3 attempts failed or timed out");
+  await statuses.waitFor((m) => forOrder(order.orderId)(m) && (m as Message).status === "compensationFailed");
+
+  const ledger = await e2e.ledger(order.orderId);
+  expect(ledger.map((e) => [label(e), e.applied])).toEqual([
+    ["inventory.reserve", true],
+    ["payment.charge", true],
+  ]);
+  expect((await alerts.all()).filter(forOrder(order.orderId))).toHaveLength(1);
+  await e2e.clearFaults();
+}, 50_000);

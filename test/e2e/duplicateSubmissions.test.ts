@@ -1,0 +1,131 @@
+/**
+ * Failure catalogue: duplicate and conflicting submissions. The same order sent twice (a client retry, or a
+ * redelivery that escaped duplicate detection) is one order with one set of side effects. The same orderId with
+ * different data is a conflict: refused at the front door, dead-lettered with an alert on the queue, and never an
+ * overwrite of the stored order.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import {
+  e2eOrder,
+  peekAll,
+  queueLog,
+  startE2E,
+  waitForDeadLetter,
+  type E2E,
+  type QueueLog,
+} from "../support/e2e";
+
+let e2e: E2E;
+let alerts: QueueLog;
+beforeAll(async () => {
+  e2e = await startE2E();
+  alerts = queueLog(e2e, "alerts");
+});
+afterAll(() => e2e?.stop());
+
+type Alert = { kind: string; orderId: string | null; reason: string };
+const forOrder = (orderId: string) => (m: unknown) => (m as { orderId?: unknown }).orderId === orderId;
+
+async function sendToOrdersQueue(body: unknown, messageId: string): Promise<void> {
+  const sender = e2e.bus.createSender("orders");
+  try {
+    await sender.sendMessages({ body, messageId, contentType: "application/json" });
+  } finally {
+    await sender.close();
+  }
+}
+
+/** One order processed once: three effects, each applied by one request under its own key. */
+async function expectOneSetOfEffects(orderId: string): Promise<void> {
+  const ledger = await e2e.ledger(orderId);
+  expect(ledger.map((e) => e.idempotencyKey)).toEqual([
+    `${orderId}:reserveInventory:do`,
+    `${orderId}:chargePayment:do`,
+    `${orderId}:bookShipping:do`,
+  ]);
+  expect(ledger.every((e) => e.applied && e.requests === 1)).toBe(true);
+}
+
+async function waitForLog(text: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!e2e.logs.some((r) => r.message.includes(text))) {
+    if (Date.now() > deadline) throw new Error(`no log line containing "${text}" within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+it("the same order POSTed twice is one order with one set of effects", async () => {
+  const order = e2eOrder("DUPPOST");
+  const [first, second] = await Promise.all([e2e.submit(order), e2e.submit(order)]);
+  expect([first.status, second.status]).toEqual([202, 202]);
+  // A third POST after the order is stored is also accepted: same data, same id, nothing new happens.
+  await e2e.waitForState(order.orderId, ["Pending", "Processing", "Processed"]);
+  expect((await e2e.submit(order)).status).toBe(202);
+
+  const record = await e2e.waitForState(order.orderId, ["Processed"]);
+  expect(record).toMatchObject({ attempt: 1, failureCount: 0 });
+  await expectOneSetOfEffects(order.orderId);
+  expect((await alerts.all()).filter(forOrder(order.orderId))).toEqual([]);
+}, 30_000);
+
+it("the same order sent twice to the queue under different MessageIds is accepted once", async () => {
+  const order = e2eOrder("DUPQUEUE");
+  // Different MessageIds get past duplicate detection: both copies reach submitOrder, at the same time.
+  await Promise.all([
+    sendToOrdersQueue(order, `${order.orderId}-copy-1`),
+    sendToOrdersQueue(order, `${order.orderId}-copy-2`),
+  ]);
+
+  const record = await e2e.waitForState(order.orderId, ["Processed"]);
+  expect(record).toMatchObject({ attempt: 1, failureCount: 0 });
+  await waitForLog(`order ${order.orderId} already accepted`);
+  expect(e2e.logs.filter((r) => r.message.includes(`order ${order.orderId} accepted`))).toHaveLength(1);
+  await expectOneSetOfEffects(order.orderId);
+
+  // Neither copy was refused: none is dead-lettered.
+  const ours = (m: { messageId: unknown }) => String(m.messageId).startsWith(order.orderId);
+  expect((await peekAll(e2e, "orders", "deadLetter")).filter(ours)).toEqual([]);
+  expect((await alerts.all()).filter(forOrder(order.orderId))).toEqual([]);
+}, 30_000);
+
+it("the same orderId with different data is refused (409 at the door, dead letter + alert on the queue)", async () => {
+  const order = e2eOrder("CONFLICT");
+  expect((await e2e.submit(order)).status).toBe(202);
+  const stored = await e2e.waitForState(order.orderId, ["Processed"]);
+  const conflicting = { ...order, items: [{ sku: "SKU-2", quantity: 5, unitPrice: 1.5 }] };
+
+  const refused = await e2e.submit(conflicting);
+  expect(refused.status).toBe(409);
+  expect(((await refused.json()) as { error: string }).error).toContain(
+    `order ${order.orderId} was already submitted with different data`,
+  );
+
+  // Straight to the queue (a MessageId other than the orderId, or duplicate detection would drop it).
+  const messageId = `${order.orderId}-conflicting`;
+  await sendToOrdersQueue(conflicting, messageId);
+  const dead = await waitForDeadLetter(e2e, "orders", messageId);
+  expect(dead.deadLetterReason).toBe("MaxDeliveryCountExceeded");
+  expect(dead.body).toMatchObject({ orderId: order.orderId, items: conflicting.items });
+
+  // The alert goes out once, on the first delivery, though the message was delivered five times.
+  const conflictAlerts = (await alerts.all()).filter(forOrder(order.orderId)) as Alert[];
+  expect(conflictAlerts).toHaveLength(1);
+  expect(conflictAlerts[0]).toMatchObject({ kind: "OrderConflict", orderId: order.orderId });
+  expect(conflictAlerts[0]!.reason).toContain("already submitted with different data");
+
+  // Nothing was overwritten: the stored order, its state record and its effects are those of the first submission.
+  const res = await e2e.api(`/api/orders/${order.orderId}`);
+  const after = (await res.json()) as {
+    order: { items: unknown; fingerprint: string };
+    state: typeof stored;
+  };
+  expect(after.order.items).toEqual(order.items);
+  expect(after.state).toMatchObject({
+    processState: "Processed",
+    fingerprint: stored.fingerprint,
+    attempt: 1,
+    updatedAt: stored.updatedAt,
+  });
+  expect(after.order.fingerprint).toBe(stored.fingerprint);
+  await expectOneSetOfEffects(order.orderId);
+}, 40_000);

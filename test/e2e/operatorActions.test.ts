@@ -1,0 +1,127 @@
+/**
+ * Failure catalogue: operator retry and cancel. An operator sends an Error order back to work once the cause is
+ * fixed, and cancels an order stuck mid-flight, which undoes its completed and in-doubt steps newest first. Both
+ * actions are refused (409) from states they do not apply to, and unknown orders are 404.
+ *
+ * One remote call per agent attempt (AGENT_MAX_ATTEMPTS=1) keeps a failing service under the agents' circuit
+ * breaker threshold (5 consecutive failures per service and process): an open breaker would refuse the retry
+ * below for 10 s after the fault is cleared. A long agent attempt (5 s of a 6 s step) keeps the hung booking in
+ * flight, so the cancel finds the order Processing.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { e2eOrder, queueLog, startE2E, type E2E, type QueueLog } from "../support/e2e";
+
+let e2e: E2E;
+let statuses: QueueLog;
+let alerts: QueueLog;
+beforeAll(async () => {
+  e2e = await startE2E({
+    AGENT_MAX_ATTEMPTS: "1",
+    AGENT_ATTEMPT_TIMEOUT_SECONDS: "5",
+    STEP_TIMEOUT_SECONDS: "6",
+  });
+  statuses = queueLog(e2e, "status-demo");
+  alerts = queueLog(e2e, "alerts");
+});
+afterAll(() => e2e?.stop());
+
+type Message = { orderId: string; kind?: string; status?: string; reason?: string };
+const forOrder = (orderId: string) => (m: unknown) => (m as Message).orderId === orderId;
+const label = (e: { service: string; operation: string }) => `${e.service}.${e.operation}`;
+
+const operator = (orderId: string, action: "retry" | "cancel") =>
+  e2e.api(`/api/orders/${encodeURIComponent(orderId)}/${action}`, {
+    method: "POST",
+    headers: { "x-operator": "e2e" },
+  });
+
+it("retry sends an Error order back to work once the cause is fixed; retrying a Processed order is 409", async () => {
+  const order = e2eOrder("OPRETRY");
+  await e2e.injectFault({
+    service: "inventory",
+    operation: "reserve",
+    orderId: order.orderId,
+    kind: "transient",
+  });
+  expect((await e2e.submit(order)).status).toBe(202);
+
+  const failed = await e2e.waitForState(order.orderId, ["Error"]);
+  expect(failed).toMatchObject({ failureCount: 3, attempt: 3, lockedBy: null });
+  const alert = (await alerts.waitFor(forOrder(order.orderId))) as Message;
+  expect(alert).toMatchObject({ kind: "Error", orderId: order.orderId });
+  expect(await e2e.ledger(order.orderId)).toEqual([]);
+
+  await e2e.clearFaults();
+  const retried = await operator(order.orderId, "retry");
+  expect(retried.status).toBe(202);
+  expect(await retried.json()).toMatchObject({ orderId: order.orderId, processState: "Pending" });
+
+  const done = await e2e.waitForState(order.orderId, ["Processed"]);
+  expect(done).toMatchObject({ failureCount: 0, attempt: 4 });
+  expect(done.history.some((h) => h.event === "operatorRetry" && h.by === "operator:e2e")).toBe(true);
+  const ledger = await e2e.ledger(order.orderId);
+  expect(ledger.map(label)).toEqual(["inventory.reserve", "payment.charge", "shipping.book"]);
+  expect(ledger.every((e) => e.applied && e.requests === 1)).toBe(true);
+  await statuses.waitFor((m) => forOrder(order.orderId)(m) && (m as Message).status === "processed");
+  const seen = (await statuses.all()).filter(forOrder(order.orderId)) as Message[];
+  expect(seen.map((s) => s.status)).toContain("failed");
+
+  const again = await operator(order.orderId, "retry");
+  expect(again.status).toBe(409);
+  expect(((await again.json()) as { error: string }).error).toContain("Processed");
+  expect((await e2e.state(order.orderId))?.processState).toBe("Processed");
+  expect((await alerts.all()).filter(forOrder(order.orderId))).toHaveLength(1);
+}, 40_000);
+
+it("cancel of an order stuck mid-flight undoes its steps newest first; cancelling it again is 409", async () => {
+  const order = e2eOrder("OPCANCEL");
+  await e2e.injectFault({ service: "shipping", operation: "book", orderId: order.orderId, kind: "hang" });
+  expect((await e2e.submit(order)).status).toBe(202);
+
+  // Stuck: reserve and charge done, the booking dispatched and hanging.
+  const deadline = Date.now() + 20_000;
+  let stuck = await e2e.state(order.orderId);
+  while (stuck?.processState !== "Processing" || stuck.steps[2]?.status !== "Dispatched") {
+    if (Date.now() > deadline) throw new Error(`order never got stuck on shipping: ${JSON.stringify(stuck)}`);
+    await new Promise((r) => setTimeout(r, 100));
+    stuck = await e2e.state(order.orderId);
+  }
+  const cancelled = await operator(order.orderId, "cancel");
+  expect(cancelled.status).toBe(202);
+  expect(await cancelled.json()).toMatchObject({ processState: "CompensationPending" });
+
+  const done = await e2e.waitForState(order.orderId, ["Compensated"]);
+  expect(done.compensationRequest).toMatchObject({ requestedBy: "operator:e2e" });
+  // The booking is in doubt (no answer), so it is undone too, before the charge and the reservation.
+  expect(done.steps.map((s) => [s.status, s.undo?.status ?? null])).toEqual([
+    ["Succeeded", "Succeeded"],
+    ["Succeeded", "Succeeded"],
+    ["Dispatched", "Succeeded"],
+  ]);
+  const ledger = await e2e.ledger(order.orderId);
+  expect(ledger.map(label)).toEqual([
+    "inventory.reserve",
+    "payment.charge",
+    "shipping.cancel",
+    "payment.refund",
+    "inventory.release",
+  ]);
+  expect(ledger.every((e) => e.requests === 1)).toBe(true);
+  // The hung booking never reached the service: its cancel is a no-op that closes the order on shipping.
+  expect(ledger.map((e) => e.applied)).toEqual([true, true, false, true, true]);
+  await statuses.waitFor((m) => forOrder(order.orderId)(m) && (m as Message).status === "compensated");
+
+  const again = await operator(order.orderId, "cancel");
+  expect(again.status).toBe(409);
+  expect(((await again.json()) as { error: string }).error).toContain("Compensated");
+  expect((await alerts.all()).filter(forOrder(order.orderId))).toEqual([]);
+  await e2e.clearFaults();
+}, 40_000);
+
+it("retry and cancel of an unknown order are 404", async () => {
+  for (const action of ["retry", "cancel"] as const) {
+    const res = await operator("NO-SUCH-ORDER", action);
+    expect(res.status, action).toBe(404);
+    expect(((await res.json()) as { error: string }).error).toContain("NO-SUCH-ORDER");
+  }
+});

@@ -1,0 +1,107 @@
+/**
+ * Failure catalogue: a permanent business failure. The remote service refuses for good (payment declined, or a
+ * permanent 4xx on the last step); the same attempt undoes the steps that succeeded, newest first, and the order
+ * ends Compensated. Nobody is alerted: this is a clean, automatic outcome.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { e2eOrder, queueLog, startE2E, type E2E, type QueueLog } from "../support/e2e";
+
+let e2e: E2E;
+let statuses: QueueLog;
+let alerts: QueueLog;
+beforeAll(async () => {
+  e2e = await startE2E();
+  statuses = queueLog(e2e, "status-demo");
+  alerts = queueLog(e2e, "alerts");
+});
+afterAll(() => e2e?.stop());
+
+type Status = { orderId: string; status: string; processState: string; detail: string | null };
+const forOrder = (orderId: string) => (m: unknown) => (m as { orderId?: unknown }).orderId === orderId;
+
+async function statusesOf(orderId: string, last: string): Promise<Status[]> {
+  await statuses.waitFor((m) => forOrder(orderId)(m) && (m as Status).status === last);
+  return (await statuses.all()).filter(forOrder(orderId)) as Status[];
+}
+
+it("a declined charge undoes the reservation and ends Compensated", async () => {
+  // 2 × 9000 = 18000 EUR, over the simulator's payment limit of 10000: 402 PaymentDeclined.
+  const order = e2eOrder("DECLINED", { items: [{ sku: "SKU-1", quantity: 2, unitPrice: 9000 }] });
+  expect((await e2e.submit(order)).status).toBe(202);
+
+  const record = await e2e.waitForState(order.orderId, ["Compensated"]);
+  expect(record).toMatchObject({ attempt: 1, failureCount: 0, lockedBy: null, completeBy: null });
+  expect(record.lastError).toMatchObject({ code: "PaymentDeclined" });
+  expect(record.steps.map((s) => [s.name, s.status, s.undo?.status ?? null])).toEqual([
+    ["reserveInventory", "Succeeded", "Succeeded"],
+    ["chargePayment", "Failed", null],
+    ["bookShipping", "Pending", null],
+  ]);
+
+  const ledger = await e2e.ledger(order.orderId);
+  expect(ledger.map((e) => [`${e.service}.${e.operation}`, e.status, e.applied])).toEqual([
+    ["inventory.reserve", 200, true],
+    ["payment.charge", 402, false],
+    ["inventory.release", 200, true],
+  ]);
+  expect(ledger.every((e) => e.requests === 1)).toBe(true);
+  expect(ledger.map((e) => e.idempotencyKey)).toEqual([
+    `${order.orderId}:reserveInventory:do`,
+    `${order.orderId}:chargePayment:do`,
+    `${order.orderId}:reserveInventory:undo`,
+  ]);
+
+  const seen = await statusesOf(order.orderId, "compensated");
+  expect(seen.map((s) => s.status)).toEqual([
+    "received",
+    "processing",
+    "stepSucceeded",
+    "compensating",
+    "compensated",
+  ]);
+  expect(seen.find((s) => s.status === "compensating")?.detail).toContain("PaymentDeclined");
+  expect((await alerts.all()).filter(forOrder(order.orderId))).toEqual([]);
+}, 30_000);
+
+it("a permanent refusal at the last step undoes the charge, then the reservation", async () => {
+  const order = e2eOrder("LASTSTEP");
+  await e2e.injectFault({
+    service: "shipping",
+    operation: "book",
+    orderId: order.orderId,
+    kind: "permanent",
+  });
+  expect((await e2e.submit(order)).status).toBe(202);
+
+  const record = await e2e.waitForState(order.orderId, ["Compensated"]);
+  expect(record).toMatchObject({ attempt: 1, failureCount: 0, lockedBy: null });
+  expect(record.lastError).toMatchObject({ code: "InjectedPermanent" });
+  expect(record.steps.map((s) => [s.status, s.undo?.status ?? null])).toEqual([
+    ["Succeeded", "Succeeded"],
+    ["Succeeded", "Succeeded"],
+    ["Failed", null],
+  ]);
+
+  // The refused booking never reached the shipping service (the fault answers before it), so it has no entry;
+  // the undos follow in reverse order of the steps: refund before release.
+  const ledger = await e2e.ledger(order.orderId);
+  expect(ledger.map((e) => `${e.service}.${e.operation}`)).toEqual([
+    "inventory.reserve",
+    "payment.charge",
+    "payment.refund",
+    "inventory.release",
+  ]);
+  expect(ledger.every((e) => e.applied && e.status === 200 && e.requests === 1)).toBe(true);
+
+  const seen = await statusesOf(order.orderId, "compensated");
+  expect(seen.map((s) => s.status)).toEqual([
+    "received",
+    "processing",
+    "stepSucceeded",
+    "stepSucceeded",
+    "compensating",
+    "compensated",
+  ]);
+  expect((await alerts.all()).filter(forOrder(order.orderId))).toEqual([]);
+  await e2e.clearFaults();
+}, 30_000);

@@ -1,0 +1,106 @@
+/**
+ * Failure catalogue: poison messages. A submission that can never be accepted (not JSON, wrong types, missing
+ * fields, a replyTo outside the status queues) is dead-lettered with a reason and raises one InvalidOrder alert
+ * that names the bad field; through the front door the same bodies get a 400 (or 413) naming it. Nothing is
+ * written to the store and no remote service is called.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { e2eOrder, queueLog, startE2E, waitForDeadLetter, type E2E, type QueueLog } from "../support/e2e";
+
+let e2e: E2E;
+let alerts: QueueLog;
+beforeAll(async () => {
+  e2e = await startE2E();
+  alerts = queueLog(e2e, "alerts");
+});
+afterAll(() => e2e?.stop());
+
+type Alert = { kind: string; orderId: string | null; processState: string | null; reason: string };
+
+const wrongTypes = e2eOrder("POISON-TYPES", { items: [{ sku: "SKU-1", quantity: "two", unitPrice: 9.99 }] });
+const missingField = (() => {
+  const { currency: _currency, ...rest } = e2eOrder("POISON-MISSING");
+  return rest;
+})();
+const badReplyTo = e2eOrder("POISON-REPLYTO", { replyTo: "orders" });
+const notJson = '{"orderId": "POISON-JSON", "items": [';
+
+/** Each poison body, the field its refusal must name, and the orderId it carries (none for broken JSON). */
+const cases = [
+  {
+    name: "wrong types",
+    body: wrongTypes as unknown,
+    field: "items.0.quantity",
+    orderId: wrongTypes.orderId,
+  },
+  { name: "missing field", body: missingField as unknown, field: "currency", orderId: missingField.orderId },
+  {
+    name: "replyTo outside status-*",
+    body: badReplyTo as unknown,
+    field: "replyTo",
+    orderId: badReplyTo.orderId,
+  },
+];
+
+async function sendRaw(body: unknown, messageId: string): Promise<void> {
+  const sender = e2e.bus.createSender("orders");
+  try {
+    await sender.sendMessages({ body, messageId, contentType: "application/json" });
+  } finally {
+    await sender.close();
+  }
+}
+
+it("sent straight to the orders queue: dead-lettered, one InvalidOrder alert naming the field", async () => {
+  await Promise.all([
+    ...cases.map((c) => sendRaw(c.body, c.orderId)),
+    sendRaw(notJson, "POISON-JSON-message"),
+  ]);
+
+  for (const c of cases) {
+    const dead = await waitForDeadLetter(e2e, "orders", c.orderId);
+    expect(dead.deadLetterReason, c.name).toBe("MaxDeliveryCountExceeded");
+    const alert = (await alerts.waitFor((m) => (m as Alert).orderId === c.orderId)) as Alert;
+    expect(alert, c.name).toMatchObject({ kind: "InvalidOrder", orderId: c.orderId, processState: null });
+    expect(alert.reason, c.name).toContain(`${c.field}:`);
+  }
+  const dead = await waitForDeadLetter(e2e, "orders", "POISON-JSON-message");
+  expect(dead.deadLetterReason).toBe("MaxDeliveryCountExceeded");
+  const alert = (await alerts.waitFor((m) => (m as Alert).orderId === null)) as Alert;
+  expect(alert).toMatchObject({ kind: "InvalidOrder", orderId: null });
+  expect(alert.reason).toContain("(root):");
+
+  // One alert per poison message, although each was delivered five times before it was dead-lettered.
+  const all = (await alerts.all()) as Alert[];
+  expect(all.map((a) => a.kind)).toEqual(["InvalidOrder", "InvalidOrder", "InvalidOrder", "InvalidOrder"]);
+  expect(new Set(all.map((a) => a.orderId)).size).toBe(4);
+}, 40_000);
+
+it("POSTed to /api/orders: 400 naming the field, 413 when oversize", async () => {
+  for (const c of cases) {
+    const res = await e2e.submit(c.body);
+    expect(res.status, c.name).toBe(400);
+    expect(((await res.json()) as { error: string }).error, c.name).toContain(`${c.field}:`);
+  }
+  const broken = await e2e.api("/api/orders", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: notJson,
+  });
+  expect(broken.status).toBe(400);
+  expect(((await broken.json()) as { error: string }).error).toContain("body: expected JSON");
+
+  const oversize = e2eOrder("POISON-BIG", { customerId: "C".repeat(70_000) });
+  const big = await e2e.submit(oversize);
+  expect(big.status).toBe(413);
+  expect(((await big.json()) as { error: string }).error).toContain("body: expected at most 65536 bytes");
+});
+
+it("wrote nothing: no order, no state record, no remote call", async () => {
+  for (const orderId of [...cases.map((c) => c.orderId), "POISON-JSON"]) {
+    expect((await e2e.api(`/api/orders/${orderId}`)).status, orderId).toBe(404);
+  }
+  const stats = (await (await e2e.api("/api/stats")).json()) as { counts: Record<string, number> };
+  expect(Object.values(stats.counts).every((n) => n === 0)).toBe(true);
+  expect(await e2e.ledger()).toEqual([]);
+});
