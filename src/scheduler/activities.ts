@@ -128,8 +128,16 @@ export async function dispatchNext(
     correlationId: orderId,
     subject: `${definition.name}:${direction}`,
   });
-  if (outcome.kind === "written" && forward && stepIndex === 0) {
-    await postStatus(deps, context, outcome.record, "processing", `attempt ${outcome.record.attempt}`);
+  // An attempt's first dispatch tells the submitter that work (or undo) has started, whichever step it resumes at.
+  // A compensation that began inside a forward attempt was already announced by recordReply.
+  if (outcome.kind === "written" && record.history.at(-1)?.event === "claimed") {
+    await postStatus(
+      deps,
+      context,
+      outcome.record,
+      forward ? "processing" : "compensating",
+      `attempt ${outcome.record.attempt}, ${definition.name}`,
+    );
   }
   return { kind: "dispatched", stepIndex, direction, completeBy };
 }

@@ -1,0 +1,96 @@
+/**
+ * Failure catalogue: the agent is silent because its remote service hangs. Every call the payment agent makes
+ * inside the step's deadline times out, so it never replies; the orchestration's durable timer ends the attempt
+ * at completeBy, the Supervisor counts the failure and schedules a retry, and attempt 2 (service healthy again)
+ * finishes the order from the step that hung, without repeating the step that had already succeeded.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import {
+  addFault,
+  e2eOrder,
+  listFaults,
+  queueLog,
+  removeFault,
+  startE2E,
+  waitForRecord,
+  type E2E,
+  type QueueLog,
+} from "../support/e2e";
+
+let e2e: E2E;
+let statuses: QueueLog;
+let alerts: QueueLog;
+beforeAll(async () => {
+  e2e = await startE2E();
+  statuses = queueLog(e2e, "status-demo");
+  alerts = queueLog(e2e, "alerts");
+});
+afterAll(() => e2e?.stop());
+
+const forOrder = (orderId: string) => (m: unknown) => (m as { orderId?: unknown }).orderId === orderId;
+
+/** Resolves once the wall clock (the app's clock too: same process) is past `iso`. */
+async function waitUntilPast(iso: string): Promise<void> {
+  const ms = new Date(iso).getTime() - Date.now() + 50;
+  if (ms > 0) await new Promise((r) => setTimeout(r, ms));
+}
+
+it("a hung service times the step out; the Supervisor's retry finishes the order on attempt 2", async () => {
+  const order = e2eOrder("SILENT");
+  const id = order.orderId;
+  const hang = await addFault(e2e, { service: "payment", operation: "charge", orderId: id, kind: "hang" });
+  expect((await e2e.submit(order)).status).toBe(202);
+
+  // Attempt 1 records the charge's dispatch and deadline. The agent starts no call after that deadline, so once
+  // it has passed, healing the service cannot help attempt 1: only a retry can finish the order.
+  const dispatched = await waitForRecord(
+    e2e,
+    id,
+    (r) => r.attempt === 1 && r.steps[1]!.status === "Dispatched",
+  );
+  await waitUntilPast(dispatched.steps[1]!.completeBy!);
+  const hits = (await listFaults(e2e)).find((f) => f.id === hang.id)!.hits;
+  await removeFault(e2e, hang.id);
+  // Each agent call hung until its 1 s attempt timeout, and the agent retried within the 3 s step deadline.
+  expect(hits).toBeGreaterThanOrEqual(2);
+
+  const record = await e2e.waitForState(id, ["Processed"]);
+  expect(record).toMatchObject({ attempt: 2, failureCount: 1, lockedBy: null, completeBy: null });
+  expect(record.steps.map((s) => s.status)).toEqual(["Succeeded", "Succeeded", "Succeeded"]);
+  // The audit trail: attempt 1 ends with the Supervisor's expiry, and no reply (neither success nor a transient
+  // failure) was ever recorded for it; attempt 2 resumes at the charge.
+  expect(
+    record.history.map((h) => `${h.attempt} ${h.event} ${h.detail?.split(" ")[0] ?? ""}`.trim()),
+  ).toEqual([
+    "0 submitted",
+    `1 claimed ${id}:1`,
+    "1 stepDispatched reserveInventory",
+    "1 stepSucceeded reserveInventory",
+    "1 stepDispatched chargePayment",
+    "1 expired attempt",
+    `2 claimed ${id}:2`,
+    "2 stepDispatched chargePayment",
+    "2 stepSucceeded chargePayment",
+    "2 stepDispatched bookShipping",
+    "2 stepSucceeded bookShipping",
+    "2 processed",
+  ]);
+  expect(record.history.find((h) => h.event === "expired")).toMatchObject({
+    by: "supervisor",
+    from: "Processing",
+    to: "Pending",
+  });
+  // The agent stayed silent on purpose: it gave up at the deadline rather than reply late.
+  expect(e2e.logs.some((l) => l.message.includes(`no reply for ${id}:1:1:do: completeBy passed`))).toBe(true);
+
+  // Each side effect applied once; the hung calls never reached the service, so every key saw one request.
+  const ledger = await e2e.ledger(id);
+  expect(ledger.map((e) => [e.idempotencyKey, e.applied, e.requests])).toEqual([
+    [`${id}:reserveInventory:do`, true, 1],
+    [`${id}:chargePayment:do`, true, 1],
+    [`${id}:bookShipping:do`, true, 1],
+  ]);
+
+  await statuses.waitFor((m) => forOrder(id)(m) && (m as { status: string }).status === "processed");
+  expect((await alerts.all()).filter(forOrder(id))).toEqual([]);
+}, 40_000);

@@ -1,0 +1,89 @@
+/**
+ * Failure catalogue: the remote service is slower than the deadline. Every charge call takes 3.5 s, longer than
+ * the 3 s step timeout: the orchestration's durable timer wins the race, the agent gives up at completeBy without
+ * replying, and the service applies the charge after the deadline anyway. The Supervisor retries; the next
+ * attempt asks again with the same idempotency key and gets the stored response, so the late effect is adopted,
+ * never repeated.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import {
+  addFault,
+  e2eOrder,
+  queueLog,
+  removeFault,
+  startE2E,
+  waitForRecord,
+  type E2E,
+  type LedgerEntry,
+  type QueueLog,
+} from "../support/e2e";
+
+let e2e: E2E;
+let statuses: QueueLog;
+let alerts: QueueLog;
+beforeAll(async () => {
+  e2e = await startE2E();
+  statuses = queueLog(e2e, "status-demo");
+  alerts = queueLog(e2e, "alerts");
+});
+afterAll(() => e2e?.stop());
+
+const forOrder = (orderId: string) => (m: unknown) => (m as { orderId?: unknown }).orderId === orderId;
+
+/** Resolves once the wall clock (the app's clock too: same process) is past `iso`. */
+async function waitUntilPast(iso: string): Promise<void> {
+  const ms = new Date(iso).getTime() - Date.now() + 50;
+  if (ms > 0) await new Promise((r) => setTimeout(r, ms));
+}
+
+it("the timer wins, the late effect lands after the deadline, and the retry adopts it: one charge", async () => {
+  const order = e2eOrder("SLOW");
+  const id = order.orderId;
+  const slow = await addFault(e2e, {
+    service: "payment",
+    operation: "charge",
+    orderId: id,
+    kind: "latency",
+    latencyMs: 3500,
+  });
+  expect((await e2e.submit(order)).status).toBe(202);
+
+  const dispatched = await waitForRecord(
+    e2e,
+    id,
+    (r) => r.attempt === 1 && r.steps[1]!.status === "Dispatched",
+  );
+  const deadline = dispatched.steps[1]!.completeBy!;
+  // Calls of attempt 1 all started before its deadline (the agent starts none after it) and stay slow; later
+  // calls, from the retry, find the service fast again.
+  await waitUntilPast(deadline);
+  await removeFault(e2e, slow.id);
+
+  const record = await e2e.waitForState(id, ["Processed"]);
+  expect(record).toMatchObject({ attempt: 2, failureCount: 1, lockedBy: null, completeBy: null });
+  // No reply was recorded for attempt 1's charge: its history ends with the Supervisor's expiry.
+  const trail = record.history.map((h) => `${h.attempt} ${h.event} ${h.detail?.split(" ")[0] ?? ""}`.trim());
+  expect(trail.filter((t) => t.startsWith("1 ")).slice(-2)).toEqual([
+    "1 stepDispatched chargePayment",
+    "1 expired attempt",
+  ]);
+  expect(trail).toContain("2 stepSucceeded chargePayment");
+  // The agent did call, and gave up at completeBy instead of replying late.
+  expect(e2e.logs.some((l) => l.message.includes(`no reply for ${id}:1:1:do: completeBy passed`))).toBe(true);
+
+  const ledger = await e2e.ledger(id);
+  expect(ledger.map((e) => [e.idempotencyKey, e.applied])).toEqual([
+    [`${id}:reserveInventory:do`, true],
+    [`${id}:chargePayment:do`, true],
+    [`${id}:bookShipping:do`, true],
+  ]);
+  const charge = ledger[1] as LedgerEntry & { effect: { chargeId: string } };
+  // The remote really was slower than the deadline: the charge happened after attempt 1 had given up on it.
+  expect(new Date(charge.firstAt).getTime()).toBeGreaterThan(new Date(deadline).getTime());
+  // Slow calls of attempt 1 plus the retry's call all reached the service; only the first one charged.
+  expect(charge.requests).toBeGreaterThanOrEqual(2);
+  expect((record.steps[1]!.result as { chargeId?: unknown }).chargeId).toBe(charge.effect.chargeId);
+
+  await statuses.waitFor((m) => forOrder(id)(m) && (m as { status: string }).status === "processed");
+  expect((await alerts.all()).filter(forOrder(id))).toEqual([]);
+}, 40_000);

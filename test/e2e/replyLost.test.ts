@@ -1,0 +1,107 @@
+/**
+ * Failure catalogue: the reply is lost after the side effect. The payment service charges and stores its
+ * response, then the connection dies before the agent hears it. Whoever asks again with the same idempotency key
+ * (the agent's own retry, or the next attempt after the Supervisor's retry) gets the stored response back, so the
+ * customer is charged once and the order carries the charge id the service actually created.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import {
+  addFault,
+  e2eOrder,
+  listFaults,
+  queueLog,
+  startE2E,
+  type E2E,
+  type LedgerEntry,
+  type QueueLog,
+} from "../support/e2e";
+
+let e2e: E2E;
+let statuses: QueueLog;
+let alerts: QueueLog;
+beforeAll(async () => {
+  e2e = await startE2E();
+  statuses = queueLog(e2e, "status-demo");
+  alerts = queueLog(e2e, "alerts");
+});
+afterAll(() => e2e?.stop());
+
+const forOrder = (orderId: string) => (m: unknown) => (m as { orderId?: unknown }).orderId === orderId;
+type Charge = LedgerEntry & { effect: { chargeId: string } };
+
+/** The ledger must show one charge for the order, applied once, whose id is the one the record kept. */
+async function expectOneCharge(orderId: string, chargeIdInRecord: unknown): Promise<Charge> {
+  const ledger = await e2e.ledger(orderId);
+  expect(ledger.map((e) => [e.idempotencyKey, e.applied])).toEqual([
+    [`${orderId}:reserveInventory:do`, true],
+    [`${orderId}:chargePayment:do`, true],
+    [`${orderId}:bookShipping:do`, true],
+  ]);
+  const charge = ledger[1] as Charge;
+  expect(chargeIdInRecord).toBe(charge.effect.chargeId);
+  return charge;
+}
+
+async function expectNoAlert(orderId: string): Promise<void> {
+  await statuses.waitFor((m) => forOrder(orderId)(m) && (m as { status: string }).status === "processed");
+  expect((await alerts.all()).filter(forOrder(orderId))).toEqual([]);
+}
+
+it("the agent's retry with the same key gets the stored response: charged once, Processed on attempt 1", async () => {
+  const order = e2eOrder("LOSTREPLY");
+  const id = order.orderId;
+  const drop = await addFault(e2e, {
+    service: "payment",
+    operation: "charge",
+    orderId: id,
+    kind: "drop-response",
+    count: 1,
+  });
+  expect((await e2e.submit(order)).status).toBe(202);
+
+  const record = await e2e.waitForState(id, ["Processed"]);
+  expect(record).toMatchObject({ attempt: 1, failureCount: 0, lockedBy: null });
+  expect(record.history.map((h) => h.event)).not.toContain("stepFailedTransient");
+  expect((await listFaults(e2e)).find((f) => f.id === drop.id)).toMatchObject({ hits: 1, remaining: 0 });
+
+  const charge = await expectOneCharge(id, (record.steps[1]!.result as { chargeId?: unknown }).chargeId);
+  // Two requests reached the charge operation: the one whose reply was lost, and the replay.
+  expect(charge.requests).toBe(2);
+  await expectNoAlert(id);
+}, 30_000);
+
+it("when the agent cannot get an answer in time, the next attempt's replay finishes the order: charged once", async () => {
+  const order = e2eOrder("LOSTREPLY2");
+  const id = order.orderId;
+  // The charge runs but its reply is lost, then the service answers 503 to the agent's two retries (faults queue
+  // up in creation order): the agent reports transient and the attempt ends with the charge in doubt.
+  await addFault(e2e, {
+    service: "payment",
+    operation: "charge",
+    orderId: id,
+    kind: "drop-response",
+    count: 1,
+  });
+  await addFault(e2e, { service: "payment", operation: "charge", orderId: id, kind: "transient", count: 2 });
+  expect((await e2e.submit(order)).status).toBe(202);
+
+  const record = await e2e.waitForState(id, ["Processed"]);
+  expect(record).toMatchObject({ attempt: 2, failureCount: 1, lockedBy: null });
+  const trail = record.history.map((h) => `${h.attempt} ${h.event} ${h.detail?.split(" ")[0] ?? ""}`.trim());
+  expect(trail.slice(trail.indexOf("1 stepDispatched chargePayment"))).toEqual([
+    "1 stepDispatched chargePayment",
+    "1 stepFailedTransient chargePayment:",
+    "1 expired attempt",
+    `2 claimed ${id}:2`,
+    "2 stepDispatched chargePayment",
+    "2 stepSucceeded chargePayment",
+    "2 stepDispatched bookShipping",
+    "2 stepSucceeded bookShipping",
+    "2 processed",
+  ]);
+
+  const charge = await expectOneCharge(id, (record.steps[1]!.result as { chargeId?: unknown }).chargeId);
+  // The lost one in attempt 1 and the replay in attempt 2; the 503s stopped in front of the service.
+  expect(charge.requests).toBe(2);
+  await expectNoAlert(id);
+}, 30_000);
