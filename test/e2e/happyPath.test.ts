@@ -12,14 +12,21 @@ it("processes an order to Processed with each side effect applied once, in order
   const order = e2eOrder("HAPPY");
   const res = await e2e.submit(order);
   expect(res.status).toBe(202);
-  expect(await res.json()).toMatchObject({ orderId: order.orderId, statusUrl: expect.stringContaining(`/api/orders/${order.orderId}`) });
+  expect(await res.json()).toMatchObject({
+    orderId: order.orderId,
+    statusUrl: expect.stringContaining(`/api/orders/${order.orderId}`),
+  });
 
   const record = await e2e.waitForState(order.orderId, ["Processed"]);
   expect(record).toMatchObject({ attempt: 1, failureCount: 0, lockedBy: null, completeBy: null });
   expect(record.steps.map((s) => s.status)).toEqual(["Succeeded", "Succeeded", "Succeeded"]);
 
   const ledger = await e2e.ledger(order.orderId);
-  expect(ledger.map((e) => `${e.service}.${e.operation}`)).toEqual(["inventory.reserve", "payment.charge", "shipping.book"]);
+  expect(ledger.map((e) => `${e.service}.${e.operation}`)).toEqual([
+    "inventory.reserve",
+    "payment.charge",
+    "shipping.book",
+  ]);
   expect(ledger.every((e) => e.applied && e.requests === 1)).toBe(true);
 
   const statuses = (await e2e.drain("status-demo")) as Array<{ orderId: string; status: string }>;
