@@ -7,6 +7,7 @@ import { OrderStore } from "../services/orderStore";
 import { RemoteServiceClient, breakerFor } from "../services/remoteService";
 import { Messaging, createServiceBusClient } from "../services/serviceBus";
 import { StateStore } from "../services/stateStore";
+import { appWorkflows } from "./workflows";
 
 /**
  * Everything a function needs, built once per process on first use (the SDK clients pool connections; building
@@ -60,8 +61,8 @@ export function createDependencies(
 
 let shared: Dependencies | undefined;
 
-/** The process-wide dependencies of the deployed app. */
+/** The process-wide dependencies of the deployed app, with the workflow versions registered at start-up. */
 export function dependencies(): Dependencies {
-  shared ??= createDependencies(getConfig());
+  shared ??= createDependencies(getConfig(), appWorkflows());
   return shared;
 }

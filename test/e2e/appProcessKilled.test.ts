@@ -1,0 +1,138 @@
+/**
+ * Failure catalogue: the app process is killed (SIGKILL) while steps are in flight, then started again on the same
+ * data directory. The app runs in a child process; the emulators stay in this one, so they outlive the kill.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import type { StateRecord } from "../../src/domain";
+import { e2eOrder } from "../support/e2e";
+import { startChildStack, submitTo, type ChildStack } from "../support/e2eChild";
+
+let stack: ChildStack;
+beforeAll(async () => {
+  stack = await startChildStack();
+});
+afterAll(() => stack?.stop());
+
+interface Fault {
+  orderId?: string;
+  kind: string;
+  hits: number;
+}
+
+async function faultHits(orderId: string): Promise<number> {
+  const res = await fetch(`${stack.emulators.simulatorUrl}/_faults`);
+  const { faults } = (await res.json()) as { faults: Fault[] };
+  return faults.filter((f) => f.orderId === orderId).reduce((sum, f) => sum + f.hits, 0);
+}
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not seen within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const stepStatuses = (record: StateRecord | null) => record?.steps.map((s) => s.status);
+
+it("resumes after a SIGKILL mid-step: every order Processed, each effect applied once, nothing lost", async () => {
+  const first = await stack.startApp();
+  // hung: its shipping booking never answers. held: its charge answers only after 1.5 s, which is past the
+  // agent's 1 s per call, and lands even when the caller is gone by then. Either keeps its step in flight until
+  // the step's 3 s deadline, so the kill finds both mid-step. busy runs unhindered; late arrives while the app
+  // is down.
+  const hung = e2eOrder("KILL-HUNG");
+  const held = e2eOrder("KILL-HELD");
+  const busy = e2eOrder("KILL-BUSY");
+  const late = e2eOrder("KILL-LATE");
+  await stack.injectFault({ service: "shipping", operation: "book", orderId: hung.orderId, kind: "hang" });
+  await stack.injectFault({
+    service: "payment",
+    operation: "charge",
+    orderId: held.orderId,
+    kind: "latency",
+    latencyMs: 1500,
+  });
+
+  expect((await submitTo(first, hung)).status).toBe(202);
+  await until("hung's booking reached the simulator", async () => (await faultHits(hung.orderId)) > 0);
+  expect((await submitTo(first, held)).status).toBe(202);
+  expect((await submitTo(first, busy)).status).toBe(202);
+  await until("held's charge reached the simulator", async () => (await faultHits(held.orderId)) > 0);
+  await until("busy was accepted", async () => (await stack.state(busy.orderId)) !== null);
+
+  await first.kill();
+  await stack.clearFaults();
+
+  // Nothing writes while no app runs, so the store shows the moment of the kill: both held orders mid-step.
+  const heldAtKill = await stack.state(held.orderId);
+  const hungAtKill = await stack.state(hung.orderId);
+  expect(heldAtKill).toMatchObject({ processState: "Processing", attempt: 1 });
+  expect(stepStatuses(heldAtKill)).toEqual(["Succeeded", "Dispatched", "Pending"]);
+  expect(hungAtKill).toMatchObject({ processState: "Processing", attempt: 1 });
+  expect(stepStatuses(hungAtKill)).toEqual(["Succeeded", "Succeeded", "Dispatched"]);
+
+  // The charge the dead process asked for lands anyway, while no app runs.
+  await until(
+    "held's charge applied",
+    async () => (await stack.ledger(held.orderId)).some((e) => e.operation === "charge" && e.applied),
+    5_000,
+  );
+
+  // An order submitted while the app is down waits on the orders queue.
+  const sender = stack.bus.createSender("orders");
+  await sender.sendMessages({ body: late, messageId: late.orderId, contentType: "application/json" });
+  await sender.close();
+
+  const second = await stack.startApp({ dataDir: first.dataDir });
+  expect(second.pid).not.toBe(first.pid);
+
+  const orders = [hung, held, busy, late];
+  // A kill during a claim round leaves the starter's lease (30 s) to run out before claims resume.
+  const records = await Promise.all(orders.map((o) => stack.waitForState(o.orderId, ["Processed"], 60_000)));
+  for (const record of records) {
+    expect(record).toMatchObject({
+      lockedBy: null,
+      completeBy: null,
+      workflow: { name: "order", version: 1 },
+    });
+    expect(stepStatuses(record)).toEqual(["Succeeded", "Succeeded", "Succeeded"]);
+  }
+
+  // The interrupted attempts: the restarted engine replayed their orchestrations from the task hub and let them
+  // reach their deadline; the Supervisor expired them and the next attempt finished the order.
+  for (const order of [held, hung]) {
+    const record = records[orders.indexOf(order)]!;
+    expect(record.attempt).toBeGreaterThanOrEqual(2);
+    expect(record.history).toContainEqual(
+      expect.objectContaining({ event: "expired", by: "supervisor", attempt: 1 }),
+    );
+    const res = await fetch(
+      `${second.url}/durabletask/instances/${encodeURIComponent(`${order.orderId}:1`)}`,
+    );
+    expect(await res.json()).toMatchObject({ runtimeStatus: "Completed", output: { outcome: "timedOut" } });
+  }
+  expect(records[orders.indexOf(late)]).toMatchObject({ attempt: 1, failureCount: 0 });
+
+  // Each side effect once per idempotency key, in step order; held's charge was asked for again after the
+  // restart and answered from the stored response.
+  for (const order of orders) {
+    const ledger = await stack.ledger(order.orderId);
+    expect(ledger.map((e) => e.idempotencyKey)).toEqual([
+      `${order.orderId}:reserveInventory:do`,
+      `${order.orderId}:chargePayment:do`,
+      `${order.orderId}:bookShipping:do`,
+    ]);
+    expect(ledger.every((e) => e.applied && e.status === 200)).toBe(true);
+  }
+  const heldCharge = (await stack.ledger(held.orderId)).find((e) => e.operation === "charge")!;
+  expect(heldCharge.requests).toBeGreaterThanOrEqual(2);
+
+  // No alerts; every submitter hears "processed" (status messages are at least once: a replayed activity
+  // may repeat one).
+  expect(await stack.drain("alerts")).toEqual([]);
+  const statuses = (await stack.drain("status-demo")) as Array<{ orderId: string; status: string }>;
+  for (const order of orders) {
+    expect(statuses.some((s) => s.orderId === order.orderId && s.status === "processed")).toBe(true);
+  }
+}, 120_000);

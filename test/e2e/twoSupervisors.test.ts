@@ -1,0 +1,104 @@
+/**
+ * Failure catalogue: two Supervisors at once. Two app instances share the emulators, each in its own process with
+ * its own data directory and HTTP port, and both run the Supervisor every second. Only the holder of the
+ * `supervisor` lease acts on an expired attempt.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { e2eOrder } from "../support/e2e";
+import {
+  orderAppVariant,
+  startChildStack,
+  submitTo,
+  type AppProcess,
+  type ChildStack,
+} from "../support/e2eChild";
+
+let stack: ChildStack;
+beforeAll(async () => {
+  stack = await startChildStack();
+});
+afterAll(() => stack?.stop());
+
+interface LeaseDocument {
+  holder: string;
+  expiresAt: string;
+}
+
+const leaseHolder = async (): Promise<string | undefined> =>
+  (await stack.containers.leases.item("supervisor", "supervisor").read<LeaseDocument>()).resource?.holder;
+
+async function until(
+  what: string,
+  check: () => Promise<boolean> | boolean,
+  timeoutMs = 20_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not seen within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** What a process's Supervisor reported: its sweeps (as leader) and the records they acted on. */
+function sweeps(app: AppProcess): { sweeps: number; acted: number } {
+  const lines = [...app.output().matchAll(/supervisor sweep: scanned \d+, acted (\d+)/g)];
+  return { sweeps: lines.length, acted: lines.reduce((sum, m) => sum + Number(m[1]), 0) };
+}
+
+it("lets only the lease holder expire an attempt; the order still finishes with each effect once", async () => {
+  // Instance A runs the whole app. Instance B runs what needs no task hub of its own: the Supervisor and the
+  // agents (test/support/apps/order-app-worker explains why).
+  const a = await stack.startApp({ settings: { WEBSITE_INSTANCE_ID: "instance-A" } });
+  const holderA = `instance-A:${a.pid}`;
+  await until("A holds the supervisor lease", async () => (await leaseHolder()) === holderA);
+  const b = await stack.startApp({
+    appEntry: orderAppVariant("order-app-worker"),
+    settings: { WEBSITE_INSTANCE_ID: "instance-B" },
+  });
+  expect(b.output()).toMatch(/supervisor: timerTrigger/);
+  expect(b.output()).not.toMatch(/starter: timerTrigger/);
+  await until("B's Supervisor runs and defers", () =>
+    b.output().includes(`supervisor: not the leader (lease held by ${holderA}`),
+  );
+
+  // The charge hangs: attempts 1 and 2 pass their deadline, and both Supervisors see each expired record.
+  const order = e2eOrder("TWO-SUP");
+  await stack.injectFault({ service: "payment", operation: "charge", orderId: order.orderId, kind: "hang" });
+  expect((await submitTo(a, order)).status).toBe(202);
+  await stack.waitForRecord(
+    order.orderId,
+    (r) => r.failureCount === 2 && r.processState === "Pending",
+    "the second expiry",
+  );
+  await stack.clearFaults();
+
+  const record = await stack.waitForState(order.orderId, ["Processed"]);
+  expect(record).toMatchObject({ attempt: 3, failureCount: 2, lockedBy: null });
+  // One "expired" entry per expired attempt: nobody expired an attempt twice.
+  const expired = record.history.filter((h) => h.event === "expired");
+  expect(expired.map((h) => [h.attempt, h.by])).toEqual([
+    [1, "supervisor"],
+    [2, "supervisor"],
+  ]);
+
+  // The lease names one holder, A; B deferred to it on every tick and never swept; A's sweeps acted exactly
+  // once per expiry.
+  expect(await leaseHolder()).toBe(holderA);
+  const notLeader = b
+    .output()
+    .split("\n")
+    .filter((l) => l.includes("supervisor: not the leader"));
+  expect(notLeader.length).toBeGreaterThan(3);
+  expect(notLeader.every((l) => l.includes(`lease held by ${holderA}`))).toBe(true);
+  expect(sweeps(b)).toEqual({ sweeps: 0, acted: 0 });
+  expect(sweeps(a).acted).toBe(expired.length);
+
+  const ledger = await stack.ledger(order.orderId);
+  expect(ledger.map((e) => `${e.service}.${e.operation}`)).toEqual([
+    "inventory.reserve",
+    "payment.charge",
+    "shipping.book",
+  ]);
+  expect(ledger.every((e) => e.applied && e.requests === 1)).toBe(true);
+  expect(await stack.drain("alerts")).toEqual([]);
+}, 90_000);

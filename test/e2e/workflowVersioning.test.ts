@@ -1,0 +1,81 @@
+/**
+ * Failure catalogue: a new workflow version is deployed while an order of the old one is in flight. The app runs
+ * in a child process: first the plain build (order v1 only), then, on the same data directory, a build that
+ * registers order v2 at start-up (test/support/apps/order-app-v2: v1 plus a reservePackaging step).
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { e2eOrder } from "../support/e2e";
+import { orderAppVariant, startChildStack, submitTo, type ChildStack } from "../support/e2eChild";
+
+let stack: ChildStack;
+beforeAll(async () => {
+  stack = await startChildStack();
+});
+afterAll(() => stack?.stop());
+
+const V1_STEPS = ["reserveInventory", "chargePayment", "bookShipping"];
+const V2_STEPS = ["reserveInventory", "chargePayment", "reservePackaging", "bookShipping"];
+
+it("finishes a v1 order on v1 after v2 is deployed, and starts new orders on v2", async () => {
+  const v1App = await stack.startApp();
+  const inFlight = e2eOrder("VER-1");
+  // The charge hangs, so the order is mid-step (chargePayment dispatched) when the new build is deployed.
+  await stack.injectFault({
+    service: "payment",
+    operation: "charge",
+    orderId: inFlight.orderId,
+    kind: "hang",
+  });
+  expect((await submitTo(v1App, inFlight)).status).toBe(202);
+  await stack.waitForRecord(
+    inFlight.orderId,
+    (r) => r.steps[1]?.status === "Dispatched",
+    "chargePayment dispatched",
+  );
+
+  // Deploy: stop the v1 build cleanly and start the v2 build on the same task hub.
+  expect(await v1App.stop()).toBe(0);
+  const atDeploy = await stack.state(inFlight.orderId);
+  expect(atDeploy).toMatchObject({ processState: "Processing", workflow: { name: "order", version: 1 } });
+  expect(atDeploy?.steps.map((s) => [s.name, s.status])).toEqual([
+    ["reserveInventory", "Succeeded"],
+    ["chargePayment", "Dispatched"],
+    ["bookShipping", "Pending"],
+  ]);
+  const v2App = await stack.startApp({ dataDir: v1App.dataDir, appEntry: orderAppVariant("order-app-v2") });
+
+  const fresh = e2eOrder("VER-2");
+  expect((await submitTo(v2App, fresh)).status).toBe(202);
+  await stack.clearFaults();
+  const [oldRecord, newRecord] = await Promise.all([
+    stack.waitForState(inFlight.orderId, ["Processed"], 60_000),
+    stack.waitForState(fresh.orderId, ["Processed"], 60_000),
+  ]);
+
+  // The v1 order finished under the v2 build, on v1: its attempt expired across the deploy and the retry ran
+  // the steps the record started with.
+  expect(oldRecord.workflow).toEqual({ name: "order", version: 1 });
+  expect(oldRecord.steps.map((s) => [s.name, s.status])).toEqual(V1_STEPS.map((n) => [n, "Succeeded"]));
+  expect(oldRecord.attempt).toBeGreaterThanOrEqual(2);
+  expect(oldRecord.history).toContainEqual(expect.objectContaining({ event: "expired", attempt: 1 }));
+  const oldLedger = await stack.ledger(inFlight.orderId);
+  expect(oldLedger.map((e) => e.idempotencyKey)).toEqual(V1_STEPS.map((n) => `${inFlight.orderId}:${n}:do`));
+  expect(oldLedger.every((e) => e.applied)).toBe(true);
+
+  // The new order ran v2, the extra step included, each step once and in order.
+  expect(newRecord).toMatchObject({ workflow: { name: "order", version: 2 }, attempt: 1, failureCount: 0 });
+  expect(newRecord.steps.map((s) => [s.name, s.status])).toEqual(V2_STEPS.map((n) => [n, "Succeeded"]));
+  const newLedger = await stack.ledger(fresh.orderId);
+  expect(newLedger.map((e) => [e.idempotencyKey, `${e.service}.${e.operation}`])).toEqual([
+    [`${fresh.orderId}:reserveInventory:do`, "inventory.reserve"],
+    [`${fresh.orderId}:chargePayment:do`, "payment.charge"],
+    [`${fresh.orderId}:reservePackaging:do`, "inventory.reserve"],
+    [`${fresh.orderId}:bookShipping:do`, "shipping.book"],
+  ]);
+  expect(newLedger.every((e) => e.applied && e.requests === 1)).toBe(true);
+  const box = await fetch(`${stack.emulators.simulatorUrl}/inventory/stock/BOX-STANDARD`);
+  expect(await box.json()).toEqual({ sku: "BOX-STANDARD", available: 999 });
+
+  // No UnknownWorkflow (or any other) alert.
+  expect(await stack.drain("alerts")).toEqual([]);
+}, 120_000);
