@@ -71,6 +71,19 @@ export const SETTINGS = {
   INVENTORY_URL: { schema: url, default: "http://127.0.0.1:7081/inventory" },
   PAYMENT_URL: { schema: url, default: "http://127.0.0.1:7081/payment" },
   SHIPPING_URL: { schema: url, default: "http://127.0.0.1:7081/shipping" },
+  /**
+   * The remote services simulator whose /_faults the dashboard's fault panel drives (devhost only). Empty, as in
+   * Azure, hides the panel: there is nothing to break on purpose in production.
+   */
+  DASHBOARD_SIMULATOR_URL: {
+    schema: z
+      .string()
+      .trim()
+      .refine((v) => v === "" || url.safeParse(v).success, {
+        error: "expected an absolute http(s) URL, or empty to hide the fault panel",
+      }),
+    default: "",
+  },
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -112,6 +125,8 @@ export interface AppConfig {
   maxRequestBytes: number;
   statusQueuePrefix: string;
   serviceUrls: { inventory: string; payment: string; shipping: string };
+  /** Base URL of the simulator for the dashboard's fault panel; "" when there is none (Azure). */
+  dashboardSimulatorUrl: string;
 }
 
 export class ConfigError extends Error {
@@ -253,6 +268,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     maxRequestBytes: n("MAX_REQUEST_BYTES"),
     statusQueuePrefix: s("STATUS_QUEUE_PREFIX"),
     serviceUrls: { inventory: s("INVENTORY_URL"), payment: s("PAYMENT_URL"), shipping: s("SHIPPING_URL") },
+    dashboardSimulatorUrl: s("DASHBOARD_SIMULATOR_URL").replace(/\/+$/, ""),
   };
 }
 

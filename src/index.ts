@@ -15,3 +15,4 @@ import "./functions/scheduler";
 import "./functions/agents";
 import "./functions/agentReplies";
 import "./functions/supervisor";
+import "./functions/dashboard";

@@ -126,6 +126,12 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     const path = url.pathname.replace(/\/+$/, "");
     const method = req.method ?? "GET";
 
+    // The dashboard's fault panel calls the admin routes from the devhost's origin (another port).
+    if (ADMIN_ROUTE.test(path)) {
+      allowLoopbackOrigin(req, res);
+      if (method === "OPTIONS") return sendPreflight(res);
+    }
+
     const operation = OPERATION_ROUTES[path.slice(1)];
     if (method === "POST" && operation) {
       const [service, name] = path.slice(1).split("/") as [Service, string];
@@ -305,6 +311,34 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
   res.end(text);
+}
+
+/** Routes a browser page may call across origins: faults, ledger and health, never the services themselves. */
+const ADMIN_ROUTE = /^\/(_faults(\/[^/]+)?|_ledger|_health)$/;
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+/**
+ * CORS for pages served from this machine only (the devhost's dashboard): the Origin is echoed when its host is
+ * loopback, so a web page from elsewhere that a developer happens to open cannot read the ledger or arm faults.
+ */
+function allowLoopbackOrigin(req: IncomingMessage, res: ServerResponse): void {
+  const origin = req.headers.origin;
+  res.setHeader("vary", "origin");
+  if (!origin) return;
+  try {
+    if (LOOPBACK_HOSTS.has(new URL(origin).hostname)) res.setHeader("access-control-allow-origin", origin);
+  } catch {
+    // Not a URL ("null" from a sandboxed frame): no CORS headers.
+  }
+}
+
+function sendPreflight(res: ServerResponse): void {
+  res.writeHead(204, {
+    "access-control-allow-methods": "GET, POST, DELETE",
+    "access-control-allow-headers": "content-type",
+    "access-control-max-age": "600",
+  });
+  res.end();
 }
 
 function sendEmpty(res: ServerResponse, status: number): void {

@@ -8,6 +8,7 @@ import {
   type TransitionResult,
   type StateRecord,
 } from "../domain";
+import { statusMessagesFromHistory } from "../domain/statusMessages";
 import { QUEUES } from "../services/serviceBus";
 import { validateOrder } from "../submission/submit";
 import { json, problem, readJsonBody } from "./responses";
@@ -53,10 +54,15 @@ export async function submitOrderRequest(
   return json(202, { orderId: order.orderId, statusUrl }, { location: statusUrl });
 }
 
+/** 200 {order, state, statusMessages}: the messages the submitter was sent, derived from the audit trail. */
 export async function getOrderRequest(deps: Dependencies, orderId: string): Promise<HttpResponseInit> {
   const [order, state] = await Promise.all([deps.orders.get(orderId), deps.states.get(orderId)]);
   if (!order && !state) return problem(404, `order ${orderId} not found`);
-  return json(200, { order: order ?? null, state: state ?? null });
+  return json(200, {
+    order: order ?? null,
+    state: state ?? null,
+    statusMessages: state ? statusMessagesFromHistory(state) : [],
+  });
 }
 
 export async function listOrdersRequest(deps: Dependencies, request: HttpRequest): Promise<HttpResponseInit> {

@@ -2,6 +2,7 @@ import { app, type HttpRequest, type InvocationContext } from "@azure/functions"
 import * as df from "durable-functions";
 import { dependencies } from "../app/dependencies";
 import { getOrderRequest, listOrdersRequest, operatorActionRequest, submitOrderRequest } from "../api/orders";
+import { orchestrationStatusRequest } from "../api/orchestration";
 import { healthRequest, statsRequest } from "../api/stats";
 import { startAttemptWith } from "../scheduler/startAttempt";
 import { claimAndStart } from "../scheduler/starter";
@@ -29,6 +30,15 @@ app.http("httpApi-getOrder", {
   methods: ["GET"],
   authLevel: "function",
   handler: (request: HttpRequest) => getOrderRequest(dependencies(), request.params.orderId!),
+});
+
+app.http("httpApi-getOrchestration", {
+  route: "orders/{orderId}/orchestration",
+  methods: ["GET"],
+  authLevel: "function",
+  extraInputs: [df.input.durableClient()],
+  handler: (request: HttpRequest, context: InvocationContext) =>
+    orchestrationStatusRequest(dependencies(), df.getClient(context), request.params.orderId!),
 });
 
 for (const action of ["retry", "cancel"] as const) {

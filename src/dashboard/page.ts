@@ -1,0 +1,210 @@
+/**
+ * The operator dashboard (DESIGN §2, §5): one HTML page, served by the `dashboard` function, that reads and acts
+ * through the operator API only. No framework and no build step: markup here, styles and browser code beside it,
+ * and the few values the page needs embedded as JSON. The deployment package ships compiled JavaScript only, so the
+ * page is a string in a module rather than a file.
+ */
+import { PROCESS_STATES } from "../domain/stateRecord";
+import { DASHBOARD_SCRIPT } from "./script";
+import { DASHBOARD_CSS } from "./styles";
+
+/** The simulator declines a charge over this amount by default; the page's "declined" sample orders pass it. */
+const SIMULATOR_PAYMENT_LIMIT = 10_000;
+
+export interface DashboardPageOptions {
+  /** Path the operator API is served under, ending in "/": "/api/" on the devhost and in Azure. */
+  apiBase: string;
+  /** The simulator whose /_faults the fault panel drives; "" hides the devhost playground (Azure). */
+  simulatorUrl: string;
+  /** The agent's calls per request (AGENT_MAX_ATTEMPTS): the fault panel says how many calls fail a step. */
+  agentMaxAttempts: number;
+  /** Nonce of the inline style and script, matching the response's Content-Security-Policy. */
+  nonce: string;
+  /** How often the page polls the API; default 2000 ms. */
+  refreshMs?: number;
+}
+
+const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** JSON inside a <script> element: "<" escaped so that no value can close the element. */
+const scriptJson = (value: unknown): string => JSON.stringify(value).replace(/</g, "\\u003c");
+
+/**
+ * The page's Content-Security-Policy: its own inline style and script (by nonce), calls to its own origin, and
+ * to the simulator when the playground is on. Nothing else loads, so an order field can never run as code.
+ */
+export function dashboardContentSecurityPolicy(
+  options: Pick<DashboardPageOptions, "nonce" | "simulatorUrl">,
+): string {
+  const connect = ["'self'", ...(options.simulatorUrl ? [new URL(options.simulatorUrl).origin] : [])];
+  return [
+    "default-src 'none'",
+    `script-src 'nonce-${options.nonce}'`,
+    `style-src 'nonce-${options.nonce}'`,
+    `connect-src ${connect.join(" ")}`,
+    "img-src 'self' data:",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+}
+
+const stateCards = (): string =>
+  PROCESS_STATES.map(
+    (state) => `
+      <button type="button" class="card state-${state}" data-state="${state}" aria-pressed="false"
+        title="Show only ${state} orders">
+        <span class="count" id="count-${state}">–</span><span class="label">${state}</span>
+      </button>`,
+  ).join("");
+
+const stateOptions = (): string =>
+  PROCESS_STATES.map((state) => `<option value="${state}">${state}</option>`).join("");
+
+function playground(options: DashboardPageOptions): string {
+  if (!options.simulatorUrl) return "";
+  const simulator = escapeHtml(options.simulatorUrl);
+  const attempts = options.agentMaxAttempts;
+  const hint =
+    attempts === 1
+      ? `The agent makes one call per step (AGENT_MAX_ATTEMPTS=1): one transient call fails the step, and the
+         Supervisor retries the order.`
+      : `The agent makes up to ${attempts} calls per step: fewer transient calls are absorbed by its retries;
+         ${attempts} or more fail the step, and the Supervisor retries the order.`;
+  return `
+    <section class="panel playground" aria-labelledby="playground-title">
+      <div class="panel-head">
+        <h2 id="playground-title">Devhost playground</h2>
+        <p class="intro">Submit orders, break a remote service, and watch the Supervisor recover them. Faults go to
+          the simulator at <span class="mono" id="simulator-url">${simulator}</span>.</p>
+      </div>
+      <div class="playground-grid">
+        <form id="sample-form">
+          <fieldset>
+            <legend>Submit sample orders</legend>
+            <div class="fields">
+              <div class="field"><label for="sample-count">Orders</label>
+                <input id="sample-count" type="number" min="1" max="50" value="5" required></div>
+            </div>
+            <label class="check"><input id="sample-declined" type="checkbox"> Over the payment limit (payment
+              declines, the order is compensated)</label>
+            <div><button id="sample-submit" type="submit" class="primary">Submit sample orders</button></div>
+          </fieldset>
+          <p id="sample-result" class="result" role="status"></p>
+          <ul id="sample-ids" class="sample-ids" aria-label="Orders just submitted"></ul>
+        </form>
+        <form id="fault-form">
+          <fieldset>
+            <legend>Arm a fault</legend>
+            <div class="fields">
+              <div class="field"><label for="fault-service">Service</label>
+                <select id="fault-service"><option>inventory</option><option selected>payment</option><option>shipping</option></select></div>
+              <div class="field"><label for="fault-operation">Operation</label><select id="fault-operation"></select></div>
+              <div class="field"><label for="fault-kind">Kind</label>
+                <select id="fault-kind">
+                  <option value="transient">transient (503)</option>
+                  <option value="permanent">permanent (400)</option>
+                  <option value="latency">latency</option>
+                  <option value="hang">hang (never answers)</option>
+                  <option value="drop-response">drop-response (acts, reply lost)</option>
+                </select></div>
+              <div class="field"><label for="fault-calls">Next calls</label>
+                <input id="fault-calls" type="number" min="1" value="1" aria-describedby="fault-calls-hint"></div>
+              <div class="field"><label for="fault-order">Order id</label>
+                <input id="fault-order" type="text" placeholder="any order" autocomplete="off"></div>
+              <div class="field" id="latency-field" hidden><label for="fault-latency">Latency ms</label>
+                <input id="fault-latency" type="number" min="1" value="5000"></div>
+            </div>
+            <p class="hint" id="fault-calls-hint">${hint} Leave "Next calls" empty for every call.</p>
+            <div class="buttons"><button type="submit" class="primary">Arm fault</button>
+              <button type="button" id="clear-faults">Clear all faults</button></div>
+          </fieldset>
+          <p id="fault-result" class="result" role="status"></p>
+        </form>
+        <section class="faults" aria-labelledby="faults-title">
+          <h3 id="faults-title">Armed faults</h3>
+          <div id="faults"><p class="hint">Loading…</p></div>
+        </section>
+      </div>
+    </section>`;
+}
+
+/** The whole page; `options` are embedded as JSON for the browser code. */
+export function renderDashboardPage(options: DashboardPageOptions): string {
+  const nonce = escapeHtml(options.nonce);
+  const config = {
+    apiBase: options.apiBase,
+    simulatorUrl: options.simulatorUrl,
+    refreshMs: options.refreshMs ?? 2000,
+    paymentLimit: SIMULATOR_PAYMENT_LIMIT,
+    states: PROCESS_STATES,
+  };
+  return `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>Operator dashboard · Scheduler Agent Supervisor</title>
+  <link rel="icon" href="data:,">
+  <style nonce="${nonce}">${DASHBOARD_CSS}</style>
+</head>
+<body>
+  <header class="top">
+    <div>
+      <h1>Operator dashboard</h1>
+      <p class="sub">Scheduler Agent Supervisor · orders across inventory, payment and shipping</p>
+    </div>
+    <p id="connection" class="connection waiting">Connecting…</p>
+  </header>
+  <main>
+    <p id="api-error" class="alert" role="alert" hidden></p>
+    <section class="panel" aria-labelledby="counts-title">
+      <h2 id="counts-title">Orders by state</h2>
+      <div class="cards">${stateCards()}
+      </div>
+      <dl class="gauges">
+        <div><dt>In flight</dt><dd id="in-flight">–</dd></div>
+        <div><dt>Backlog</dt><dd id="backlog">–</dd></div>
+        <div><dt>Oldest pending</dt><dd id="oldest-pending">–</dd></div>
+      </dl>
+    </section>
+    ${playground(options).trim()}
+    <section class="panel" aria-labelledby="orders-title">
+      <div class="panel-head">
+        <h2 id="orders-title">Orders</h2>
+        <span class="spacer"></span>
+        <label for="state-filter">State</label>
+        <select id="state-filter"><option value="">All states</option>${stateOptions()}</select>
+      </div>
+      <div class="table-wrap">
+        <table id="orders">
+          <caption class="sr-only">Orders, most recently updated first</caption>
+          <thead><tr>
+            <th scope="col">Order</th><th scope="col">State</th><th scope="col">Attempt</th>
+            <th scope="col">Failures</th><th scope="col">Locked by</th><th scope="col">Complete by</th>
+            <th scope="col">Last error</th><th scope="col">Updated</th>
+          </tr></thead>
+          <tbody id="orders-body"><tr><td colspan="8" class="empty">Loading…</td></tr></tbody>
+        </table>
+      </div>
+      <p id="orders-note" class="note"></p>
+    </section>
+    <section id="detail" class="panel" aria-labelledby="detail-title" hidden>
+      <div class="panel-head">
+        <h2 id="detail-title">Order <span id="detail-id" class="mono"></span></h2>
+        <span id="detail-state"></span>
+        <span class="spacer"></span>
+        <button type="button" id="retry" disabled>Retry</button>
+        <button type="button" id="cancel" class="danger" disabled>Cancel order</button>
+        <button type="button" id="close-detail">Close</button>
+      </div>
+      <p id="action-result" class="result" role="status"></p>
+      <div id="detail-body" class="detail-grid"></div>
+    </section>
+  </main>
+  <script type="application/json" id="dashboard-config">${scriptJson(config)}</script>
+  <script nonce="${nonce}">${DASHBOARD_SCRIPT}</script>
+</body>
+</html>
+`;
+}
