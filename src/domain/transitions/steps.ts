@@ -1,4 +1,4 @@
-import { nextStepIndex, nextUndoIndex, type ErrorInfo, type StateRecord } from "../stateRecord";
+import { nextStepIndex, nextUndoIndex, type ErrorInfo, type StateRecord, type Step } from "../stateRecord";
 import { addSeconds, checkFence, commit, refuse, release, unchanged, type TransitionResult } from "./result";
 
 /** Every write by an orchestration names the attempt (its instance id) it speaks for. */
@@ -104,22 +104,34 @@ export function stepSucceeded(record: StateRecord, ctx: StepSuccessContext): Tra
   });
 }
 
-/**
- * A transient failure the agent could not absorb within its deadline. The Scheduler does not retry on its own:
- * it ends the attempt early (completeBy = now) so that the Supervisor, which owns failureCount, decides.
- */
-export function stepFailedTransient(record: StateRecord, ctx: StepFailureContext): TransitionResult {
-  const refused = precheck(record, "stepFailedTransient", ctx, "Processing");
+/** The dispatched step a failure reply is about, or the refusal when the attempt is not waiting for it. */
+function awaitingAnswer(
+  record: StateRecord,
+  transition: string,
+  ctx: StepOutcomeContext,
+): TransitionResult | Step {
+  const refused = precheck(record, transition, ctx, "Processing");
   if (refused) return refused;
   const step = record.steps[ctx.stepIndex];
   if (step?.status !== "Dispatched") {
     return refuse(
       record,
-      "stepFailedTransient",
+      transition,
       "StepOutOfOrder",
       `${stepLabel(record, ctx.stepIndex)} is not awaiting an answer`,
     );
   }
+  return step;
+}
+
+/**
+ * A transient failure the agent could not absorb within its deadline. The Scheduler does not retry on its own:
+ * it ends the attempt early (completeBy = now) so that the Supervisor, which owns failureCount, decides.
+ */
+export function stepFailedTransient(record: StateRecord, ctx: StepFailureContext): TransitionResult {
+  const awaiting = awaitingAnswer(record, "stepFailedTransient", ctx);
+  if ("ok" in awaiting) return awaiting;
+  const step = awaiting;
   const error: ErrorInfo = { ...ctx.error, at: ctx.now.toISOString() };
   return commit(
     record,
@@ -138,17 +150,9 @@ export function stepFailedTransient(record: StateRecord, ctx: StepFailureContext
  * its lock and turns to undoing the steps before it. With nothing to undo the order is Compensated at once.
  */
 export function stepFailedPermanent(record: StateRecord, ctx: StepFailureContext): TransitionResult {
-  const refused = precheck(record, "stepFailedPermanent", ctx, "Processing");
-  if (refused) return refused;
-  const step = record.steps[ctx.stepIndex];
-  if (step?.status !== "Dispatched") {
-    return refuse(
-      record,
-      "stepFailedPermanent",
-      "StepOutOfOrder",
-      `${stepLabel(record, ctx.stepIndex)} is not awaiting an answer`,
-    );
-  }
+  const awaiting = awaitingAnswer(record, "stepFailedPermanent", ctx);
+  if ("ok" in awaiting) return awaiting;
+  const step = awaiting;
   const error: ErrorInfo = { ...ctx.error, at: ctx.now.toISOString() };
   return commit(
     record,
