@@ -3,7 +3,7 @@
 // and the tests talk to it exactly as they would to the official emulator. Where it differs from real
 // Cosmos DB, and what the project does about it: docs/cosmos-emulator.md.
 import type { AddressInfo } from "node:net";
-import type { Server } from "node:http";
+import type { IncomingMessage, Server } from "node:http";
 import { CosmosClient, type CompositePath, type IndexingPolicy } from "@azure/cosmos";
 import { createHttpServer } from "@vercel/cosmosdb-server";
 
@@ -28,6 +28,8 @@ export interface CosmosEmulatorOptions {
   port?: number;
   /** Database to create; default "sas" (COSMOS_DATABASE). */
   database?: string;
+  /** Called for every HTTP request the stand-in receives (benchmarks count store requests per order). */
+  onRequest?: (request: IncomingMessage) => void;
 }
 
 export interface CosmosEmulator {
@@ -94,6 +96,8 @@ export async function startCosmosEmulator(opts: CosmosEmulatorOptions = {}): Pro
   const host = opts.host ?? "127.0.0.1";
   const database = opts.database ?? DEFAULT_COSMOS_DATABASE;
   const server = createHttpServer({ keepAlive: true });
+  const onRequest = opts.onRequest;
+  if (onRequest) server.on("request", (request: IncomingMessage) => onRequest(request));
   const address = await listen(server, opts.port ?? DEFAULT_COSMOS_PORT, host);
   const urlHost = host.includes(":") ? `[${host}]` : host;
   const endpoint = `http://${urlHost}:${address.port}`;

@@ -1,6 +1,7 @@
 // The remote services simulator (DESIGN §7): inventory, payment and shipping over HTTP, with side effects
 // applied once per Idempotency-Key, business rules, a ledger of every effect and injectable faults.
 // Routes, rules and examples: docs/simulator.md.
+import { setMaxListeners } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as delay } from "node:timers/promises";
@@ -120,6 +121,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   let world = newWorld();
   // Aborted on stop(): ends pending latency delays so nothing outlives the server.
   const stopping = new AbortController();
+  // Every pending latency or hang delay listens on it; hundreds at once are expected, not a leak.
+  setMaxListeners(0, stopping.signal);
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? "/", "http://simulator");

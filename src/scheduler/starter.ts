@@ -5,7 +5,7 @@ import { LeaseManager } from "../services/lease";
 
 export const STARTER_LEASE = "starter";
 /** Long enough for one claim round, short enough that a crashed claimer blocks the next one only briefly. */
-const STARTER_LEASE_SECONDS = 15;
+export const STARTER_LEASE_SECONDS = 15;
 
 /** Starts the orchestration of a claimed attempt (the durable client's startNew, in the app). */
 export type StartAttempt = (instanceId: string, orderId: string) => Promise<void>;

@@ -1,0 +1,132 @@
+/**
+ * End-to-end throughput on the local stack without faults: the app (dist/, as `npm start` runs it) in a child
+ * process, the emulators in this one, N orders posted to the front door as fast as it takes them. Reports
+ * orders/s, submit-to-Processed latency, and the store requests and bus messages each order costs; then sets
+ * the achieved rate against the ceiling those costs imply on the same emulators, as an efficiency.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { AppProcess } from "../devhost/demo/appProcess";
+import { scheduleIntervalSeconds } from "../devhost/demo/invariants";
+import { StateReader } from "../devhost/demo/observe";
+import { startLocalStack } from "../devhost/demo/stack";
+import { submitAll } from "../devhost/demo/submitter";
+import { sampleOrders } from "../devhost/sampleOrders";
+import { OBSERVER_USER_AGENT, StoreRequestCounter, countServiceBus } from "./instrument";
+import { conditionalReplacesPerSecond } from "./storeCeiling";
+
+/** The compiled app and devhost next to this file in dist/. */
+export const DIST_APP = {
+  cli: path.join(__dirname, "..", "devhost", "main.js"),
+  appEntry: path.join(__dirname, "..", "src", "index.js"),
+};
+
+export interface EndToEndOptions {
+  orders: number;
+  /** Messages/s the bus sustains sending, receiving and completing (bench/servicebus.ts roundTripPerSec). */
+  busRoundTripPerSec: number;
+  /** Settings on top of the shipped local.settings.sample.json; default THROUGHPUT_SETTINGS. */
+  settings?: Record<string, string>;
+}
+
+/**
+ * The shipped settings, but with the starter every second. The starter claims only on its tick or on a new
+ * submission, never when an order finishes, so once the submissions stop it admits at most MAX_IN_FLIGHT orders
+ * per starter interval: 50 per 5 s = 10 orders/s with the shipped settings, whatever the stack could do.
+ */
+export const THROUGHPUT_SETTINGS: Record<string, string> = { STARTER_SCHEDULE: "*/1 * * * * *" };
+
+export interface EndToEndFigures {
+  orders: number;
+  ordersPerSec: number;
+  p50SubmitToProcessedMs: number;
+  p99SubmitToProcessedMs: number;
+  storeRequestsPerOrder: number;
+  messagesPerOrder: number;
+  deliveriesPerOrder: number;
+  storeConditionalReplacesPerSec: number;
+  busRoundTripPerSec: number;
+  /** MAX_IN_FLIGHT ÷ starter interval: the most the starter admits once submissions stop. */
+  admissionCapOrdersPerSec: number;
+  /** Orders/s the two emulators could serve at these costs, sharing this process's one thread. */
+  ceilingOrdersPerSec: number;
+  efficiency: number;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+export async function benchEndToEnd(options: EndToEndOptions): Promise<EndToEndFigures> {
+  const store = new StoreRequestCounter();
+  const bus = countServiceBus();
+  const stack = await startLocalStack({ onCosmosRequest: store.onRequest });
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-e2e-"));
+  const reader = new StateReader(stack.cosmos, { userAgentSuffix: OBSERVER_USER_AGENT });
+  const settings = stack.appSettings(options.settings ?? THROUGHPUT_SETTINGS);
+  const app = new AppProcess({ ...DIST_APP, dataDir, settings });
+  try {
+    const storeCeiling = await conditionalReplacesPerSecond(stack.cosmos, {
+      replaces: 2_000,
+    });
+    await app.start();
+    const target = { url: () => (app.running ? app.url : undefined) };
+    const waitAllProcessed = async (ids: string[]) => {
+      for (;;) {
+        const states = await reader.states();
+        if (ids.every((id) => states.get(id) === "Processed")) return;
+        await sleep(200);
+      }
+    };
+    // Warm-up: links attached, modules and JIT warm, then the counters start from zero.
+    const warmup = sampleOrders(20, { prefix: "BENCH-WARM" });
+    await submitAll(target, warmup, { concurrency: 8 });
+    await waitAllProcessed(warmup.map((o) => o.orderId));
+    await sleep(1_000);
+
+    const orders = sampleOrders(options.orders, { prefix: "BENCH" });
+    store.count = 0;
+    bus.reset();
+    const accepted = await submitAll(target, orders, { concurrency: 16 });
+    await waitAllProcessed(orders.map((o) => o.orderId));
+    const storeRequests = store.count;
+    const busCounts = bus.counts();
+
+    const records = new Map((await reader.all()).map((r) => [r.orderId, r]));
+    const latencies = accepted
+      .map((a) => Date.parse(records.get(a.orderId)!.updatedAt) - a.submittedAt)
+      .sort((x, y) => x - y);
+    const first = Math.min(...accepted.map((a) => a.submittedAt));
+    const last = Math.max(...orders.map((o) => Date.parse(records.get(o.orderId)!.updatedAt)));
+    const ordersPerSec = (options.orders * 1000) / (last - first);
+    const storeRequestsPerOrder = storeRequests / options.orders;
+    const messagesPerOrder = busCounts.sent / options.orders;
+    const ceilingOrdersPerSec =
+      1 / (storeRequestsPerOrder / storeCeiling + messagesPerOrder / options.busRoundTripPerSec);
+    const round = (n: number, digits = 1) => Number(n.toFixed(digits));
+    return {
+      orders: options.orders,
+      ordersPerSec: round(ordersPerSec),
+      p50SubmitToProcessedMs: Math.round(percentile(latencies, 50)),
+      p99SubmitToProcessedMs: Math.round(percentile(latencies, 99)),
+      storeRequestsPerOrder: round(storeRequestsPerOrder),
+      messagesPerOrder: round(messagesPerOrder),
+      deliveriesPerOrder: round(busCounts.deliveries / options.orders),
+      storeConditionalReplacesPerSec: storeCeiling,
+      busRoundTripPerSec: options.busRoundTripPerSec,
+      admissionCapOrdersPerSec: round(
+        Number(settings.MAX_IN_FLIGHT) / scheduleIntervalSeconds(settings.STARTER_SCHEDULE ?? ""),
+      ),
+      ceilingOrdersPerSec: round(ceilingOrdersPerSec),
+      efficiency: round(ordersPerSec / ceilingOrdersPerSec, 2),
+    };
+  } finally {
+    await app.stop();
+    reader.close();
+    await stack.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * Recovery latency: one order at a time, whose payment agent is silenced once (the payment service hangs until
+ * the step's deadline has passed, then heals). The Supervisor must notice the expired attempt, the back-off must
+ * pass, and the starter must claim the retry. Measured from the silenced step's dispatch to Processed, against
+ * the bound STEP_TIMEOUT + supervisor interval + first back-off + starter interval, from the settings.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { AppProcess } from "../devhost/demo/appProcess";
+import { scheduleIntervalSeconds } from "../devhost/demo/invariants";
+import { StateReader } from "../devhost/demo/observe";
+import { startLocalStack } from "../devhost/demo/stack";
+import { submitUntilAccepted } from "../devhost/demo/submitter";
+import { sampleOrder } from "../devhost/sampleOrders";
+import { DIST_APP } from "./endToEnd";
+
+/** The e2e tests' fast timings: a step times out after 3 s, the starter and the Supervisor look every second. */
+export const RECOVERY_SETTINGS: Record<string, string> = {
+  STARTER_SCHEDULE: "*/1 * * * * *",
+  SUPERVISOR_SCHEDULE: "*/1 * * * * *",
+  STEP_TIMEOUT_SECONDS: "3",
+  CLAIM_TIMEOUT_SECONDS: "5",
+  AGENT_ATTEMPT_TIMEOUT_SECONDS: "1",
+  AGENT_MAX_ATTEMPTS: "3",
+  SUPERVISOR_MAX_FAILURES: "2",
+  SUPERVISOR_BACKOFF_SECONDS: "1",
+  SUPERVISOR_LEASE_SECONDS: "5",
+};
+
+export interface RecoveryFigures {
+  samples: number;
+  boundMs: number;
+  p50RecoveryMs: number;
+  maxRecoveryMs: number;
+  /** maxRecoveryMs ÷ boundMs: the target is at most 1.2. */
+  worstRatio: number;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export function recoveryBoundMs(settings: Record<string, string>): number {
+  return (
+    (Number(settings.STEP_TIMEOUT_SECONDS) +
+      scheduleIntervalSeconds(settings.SUPERVISOR_SCHEDULE!) +
+      Number(settings.SUPERVISOR_BACKOFF_SECONDS) +
+      scheduleIntervalSeconds(settings.STARTER_SCHEDULE!)) *
+    1000
+  );
+}
+
+export async function benchRecovery({ samples }: { samples: number }): Promise<RecoveryFigures> {
+  const stack = await startLocalStack();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-recovery-"));
+  const reader = new StateReader(stack.cosmos);
+  const app = new AppProcess({ ...DIST_APP, dataDir, settings: stack.appSettings(RECOVERY_SETTINGS) });
+  try {
+    await app.start();
+    const target = { url: () => (app.running ? app.url : undefined) };
+    const recoveries: number[] = [];
+    for (let i = 0; i <= samples; i++) {
+      const order = sampleOrder(i + 1, { prefix: "RECOVERY" });
+      const fault = stack.simulator.injectFault({
+        service: "payment",
+        operation: "charge",
+        orderId: order.orderId,
+        kind: "hang",
+      });
+      await submitUntilAccepted(target, order);
+      // Attempt 1 dispatches the charge; once its deadline has passed, only a retry can finish the order.
+      let dispatchedAt: number | undefined;
+      let completeBy: number | undefined;
+      while (dispatchedAt === undefined || completeBy === undefined) {
+        const record = (await reader.all()).find((r) => r.orderId === order.orderId);
+        const charge = record?.steps[1];
+        if (
+          record?.attempt === 1 &&
+          charge?.status === "Dispatched" &&
+          charge.dispatchedAt &&
+          charge.completeBy
+        ) {
+          dispatchedAt = Date.parse(charge.dispatchedAt);
+          completeBy = Date.parse(charge.completeBy);
+        } else await sleep(50);
+      }
+      await sleep(Math.max(0, completeBy - Date.now() + 20));
+      await fetch(`${stack.simulator.url}/_faults/${encodeURIComponent(fault.id)}`, { method: "DELETE" });
+      for (;;) {
+        const state = (await reader.states()).get(order.orderId);
+        if (state === "Processed") break;
+        if (state !== "Pending" && state !== "Processing") throw new Error(`${order.orderId} ended ${state}`);
+        await sleep(50);
+      }
+      const record = (await reader.all()).find((r) => r.orderId === order.orderId)!;
+      // The first sample warms the app up and is not counted.
+      if (i > 0) recoveries.push(Date.parse(record.updatedAt) - dispatchedAt);
+    }
+    recoveries.sort((a, b) => a - b);
+    const boundMs = recoveryBoundMs(RECOVERY_SETTINGS);
+    const max = recoveries[recoveries.length - 1]!;
+    return {
+      samples,
+      boundMs,
+      p50RecoveryMs: recoveries[Math.floor((recoveries.length - 1) / 2)]!,
+      maxRecoveryMs: max,
+      worstRatio: Number((max / boundMs).toFixed(2)),
+    };
+  } finally {
+    await app.stop();
+    reader.close();
+    await stack.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}

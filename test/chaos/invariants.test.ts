@@ -1,0 +1,227 @@
+/**
+ * The soak's invariant checks must be able to fail: each one is fed evidence with exactly the defect it exists to
+ * catch (a step done twice, an undo out of order, an applied step never undone, a missing alert, a lost order, an
+ * order past its bound), and must name the order. The same checks then pass on the corrected evidence.
+ */
+import { describe, expect, it } from "vitest";
+import { orderWorkflowV1, submit, type ProcessState, type StateRecord } from "../../src/domain";
+import type { PlannedOrder } from "../../devhost/demo/faultPlan";
+import {
+  checkInvariants,
+  deriveBound,
+  scheduleIntervalSeconds,
+  type RunEvidence,
+} from "../../devhost/demo/invariants";
+import { FAST_TIMINGS } from "../../devhost/demo/soak";
+import { sampleOrder, seededRandom } from "../../devhost/sampleOrders";
+import type { LedgerEntry } from "../../devhost/simulator";
+
+const T0 = Date.parse("2026-11-29T10:00:00.000Z");
+const iso = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
+const STEPS = ["reserveInventory", "chargePayment", "bookShipping"] as const;
+const OPS = {
+  reserveInventory: ["inventory", "reserve", "release"],
+  chargePayment: ["payment", "charge", "refund"],
+  bookShipping: ["shipping", "book", "cancel"],
+} as const;
+
+function planned(i: number, declined = false): PlannedOrder {
+  const order = sampleOrder(i, { prefix: "INV", random: seededRandom(i), declined: declined ? 1 : 0 });
+  return { order, scenario: declined ? "declined" : "none", faults: [], expected: "Processed", declined };
+}
+
+function record(p: PlannedOrder, state: ProcessState, endSeconds = 10): StateRecord {
+  const base = submit(p.order, { now: new Date(T0), workflow: orderWorkflowV1 });
+  return {
+    ...base,
+    processState: state,
+    attempt: 1,
+    history: [
+      ...base.history,
+      { at: iso(1), event: "claimed", by: "starter", from: "Pending", to: "Processing", attempt: 1 },
+    ],
+    updatedAt: iso(endSeconds),
+  };
+}
+
+function entry(
+  p: PlannedOrder,
+  step: (typeof STEPS)[number],
+  kind: "do" | "undo",
+  applied = true,
+): LedgerEntry {
+  const [service, doOp, undoOp] = OPS[step];
+  return {
+    service,
+    operation: kind === "do" ? doOp : undoOp,
+    idempotencyKey: `${p.order.orderId}:${step}:${kind}`,
+    orderId: p.order.orderId,
+    requests: 1,
+    applied,
+    status: applied ? 200 : 402,
+    firstAt: iso(2),
+    lastAt: iso(2),
+    effect: {},
+  };
+}
+
+/** Stock as the inventory holds it after the given orders' reservations. */
+function stockAfter(held: PlannedOrder[]): Map<string, number> {
+  const stock = new Map<string, number>();
+  for (const p of held)
+    for (const item of p.order.items) stock.set(item.sku, (stock.get(item.sku) ?? 1000) - item.quantity);
+  return stock;
+}
+
+/**
+ * A healthy run: one order Processed; one Compensated (booking refused, charge and reservation undone in
+ * reverse); one Error with its alert.
+ */
+function healthy(): RunEvidence {
+  const processed = planned(1);
+  const compensated = planned(2);
+  const failed = planned(3);
+  return {
+    planned: [processed, compensated, failed],
+    accepted: [processed, compensated, failed].map((p) => ({
+      orderId: p.order.orderId,
+      submittedAt: T0,
+      acceptedAt: T0,
+      requests: 1,
+    })),
+    records: [record(processed, "Processed"), record(compensated, "Compensated"), record(failed, "Error")],
+    ledger: [
+      ...STEPS.map((s) => entry(processed, s, "do")),
+      entry(compensated, "reserveInventory", "do"),
+      entry(compensated, "chargePayment", "do"),
+      entry(compensated, "bookShipping", "do", false),
+      entry(compensated, "chargePayment", "undo"),
+      entry(compensated, "reserveInventory", "undo"),
+      entry(failed, "reserveInventory", "do"),
+    ],
+    alerts: [
+      {
+        kind: "Error",
+        orderId: failed.order.orderId,
+        processState: "Error",
+        reason: "retries exhausted",
+        at: iso(10),
+      },
+    ],
+    kills: [],
+    bound: deriveBound(FAST_TIMINGS),
+    stock: stockAfter([processed, failed]),
+    defaultStock: 1000,
+  };
+}
+
+const violations = (evidence: RunEvidence) => checkInvariants(evidence).violations;
+
+describe("soak invariants", () => {
+  it("pass on a run where everything went right", () => {
+    expect(violations(healthy())).toEqual([]);
+  });
+
+  it("catch a lost order, an order still in flight and one past its bound", () => {
+    const evidence = healthy();
+    const [a, b, c] = evidence.records as [StateRecord, StateRecord, StateRecord];
+    evidence.records = [
+      { ...a, updatedAt: iso(500) },
+      { ...b, processState: "Compensating" },
+    ];
+    const found = violations(evidence);
+    expect(found).toContainEqual(
+      expect.stringMatching(new RegExp(`${c.orderId} was accepted \\(202\\) but has no state record`)),
+    );
+    expect(found).toContainEqual(expect.stringMatching(new RegExp(`${b.orderId} is still Compensating`)));
+    expect(found).toContainEqual(
+      expect.stringMatching(new RegExp(`${a.orderId} took 499.0 s .* the bound is 144.0 s`)),
+    );
+  });
+
+  it("catch a step applied twice (the stock shows it) and a key that is not a step of its order", () => {
+    const evidence = healthy();
+    const processed = evidence.planned[0]!;
+    evidence.stock = stockAfter([processed, processed, evidence.planned[2]!]);
+    evidence.ledger = [
+      ...evidence.ledger,
+      {
+        ...entry(processed, "bookShipping", "do"),
+        idempotencyKey: `${processed.order.orderId}:bookShipping:do:2`,
+      },
+    ];
+    const found = violations(evidence);
+    expect(found).toContainEqual(
+      expect.stringMatching(
+        /inventory stock matches .*: SKU-\d+: \d+ available, but the ledger's active reservations leave \d+/,
+      ),
+    );
+    expect(found).toContainEqual(expect.stringMatching(/bookShipping:do:2 is not <orderId>:<step>:do\|undo/));
+  });
+
+  it("catch an undo out of reverse order and an applied step never undone", () => {
+    const evidence = healthy();
+    const compensated = evidence.planned[1]!;
+    const others = evidence.ledger.filter(
+      (e) => e.orderId !== compensated.order.orderId || e.idempotencyKey.endsWith(":do"),
+    );
+    evidence.ledger = [
+      ...others,
+      entry(compensated, "reserveInventory", "undo"),
+      entry(compensated, "chargePayment", "undo"),
+    ];
+    expect(violations(evidence)).toContainEqual(
+      expect.stringMatching(/undo order reserveInventory → chargePayment is not the reverse/),
+    );
+    evidence.ledger = [...others, entry(compensated, "reserveInventory", "undo")];
+    expect(violations(evidence)).toContainEqual(
+      expect.stringMatching(
+        new RegExp(`${compensated.order.orderId}: chargePayment was applied and never undone`),
+      ),
+    );
+  });
+
+  it("catch a missing alert, an alert for an order not in that state, a declined order Processed", () => {
+    const evidence = healthy();
+    const declined = planned(4, true);
+    evidence.planned = [...evidence.planned, declined];
+    evidence.accepted = [
+      ...evidence.accepted,
+      { orderId: declined.order.orderId, submittedAt: T0, acceptedAt: T0, requests: 1 },
+    ];
+    evidence.records = [...evidence.records, record(declined, "Processed")];
+    evidence.ledger = [...evidence.ledger, ...STEPS.map((s) => entry(declined, s, "do"))];
+    evidence.stock = stockAfter([evidence.planned[0]!, evidence.planned[2]!, declined]);
+    evidence.alerts = [
+      {
+        kind: "CompensationFailed",
+        orderId: evidence.planned[0]!.order.orderId,
+        processState: "CompensationFailed",
+        reason: "x",
+        at: iso(9),
+      },
+    ];
+    const found = violations(evidence);
+    expect(found).toContainEqual(
+      expect.stringMatching(
+        new RegExp(`${evidence.planned[2]!.order.orderId} is Error but no Error alert names it`),
+      ),
+    );
+    expect(found).toContainEqual(
+      expect.stringMatching(
+        new RegExp(`CompensationFailed alert for ${evidence.planned[0]!.order.orderId}, which is Processed`),
+      ),
+    );
+    expect(found).toContainEqual(
+      expect.stringMatching(new RegExp(`${declined.order.orderId} was declined yet Processed`)),
+    );
+  });
+
+  it("derive the bound from the settings, and refuse a schedule without a fixed interval", () => {
+    expect(scheduleIntervalSeconds("*/5 * * * * *")).toBe(5);
+    expect(scheduleIntervalSeconds("0 */2 * * * *")).toBe(120);
+    expect(() => scheduleIntervalSeconds("0 0 9 * * MON")).toThrow(/cannot derive a fixed interval/);
+    // 2 × 3 attempts × (claim 5 + 3 steps × 3 + sweep 1 + back-off 4·2 + starter 1)
+    expect(deriveBound(FAST_TIMINGS).seconds).toBe(144);
+  });
+});
