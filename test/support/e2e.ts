@@ -119,6 +119,25 @@ export async function startE2E(settings: Record<string, string> = {}): Promise<E
         `order ${orderId} did not reach ${states.join("/")} within ${timeoutMs} ms; last state ${last?.processState ?? "none"}: ${JSON.stringify(last?.history.slice(-5))}`,
       );
     },
+    ...simulatorAndQueues(sim, bus),
+    async stop() {
+      await bus.close();
+      await host.stop();
+      await emulators.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The simulator's ledger and faults, and queue draining: the part of the harness that only needs the emulators'
+ * addresses (shared with the child-process harness, e2eChild.ts).
+ */
+export function simulatorAndQueues(
+  sim: string,
+  bus: ServiceBusClient,
+): Pick<E2E, "ledger" | "injectFault" | "clearFaults" | "drain"> {
+  return {
     async ledger(orderId) {
       const res = await fetch(`${sim}/_ledger`);
       const entries = ((await res.json()) as { entries: LedgerEntry[] }).entries;
@@ -138,12 +157,6 @@ export async function startE2E(settings: Record<string, string> = {}): Promise<E
       } finally {
         await receiver.close();
       }
-    },
-    async stop() {
-      await bus.close();
-      await host.stop();
-      await emulators.stop();
-      fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -16,7 +16,7 @@ import { settingsForEmulators } from "../../devhost/localServices";
 import type { ProcessState, StateRecord } from "../../src/domain";
 import ts from "typescript";
 import { APPS_DIR } from "./devhost";
-import { APP_ENTRY, E2E_SETTINGS, type FaultSpec, type LedgerEntry } from "./e2e";
+import { APP_ENTRY, E2E_SETTINGS, simulatorAndQueues, type FaultSpec, type LedgerEntry } from "./e2e";
 
 /** Wrapper entries under test/support/apps find the transpiled app through this variable. */
 export const ORDER_APP_ENTRY_SETTING = "ORDER_APP_ENTRY";
@@ -259,26 +259,7 @@ export async function startChildStack(): Promise<ChildStack> {
     waitForRecord,
     waitForState: (orderId, states, timeoutMs) =>
       waitForRecord(orderId, (r) => states.includes(r.processState), states.join("/"), timeoutMs),
-    async ledger(orderId) {
-      const res = await fetch(`${sim}/_ledger`);
-      const entries = ((await res.json()) as { entries: LedgerEntry[] }).entries;
-      return orderId ? entries.filter((e) => e.orderId === orderId) : entries;
-    },
-    async injectFault(spec) {
-      const res = await fetch(`${sim}/_faults`, { method: "POST", body: JSON.stringify(spec) });
-      if (res.status !== 201) throw new Error(`fault refused: ${await res.text()}`);
-    },
-    async clearFaults() {
-      await fetch(`${sim}/_faults`, { method: "DELETE" });
-    },
-    async drain(queue) {
-      const receiver = bus.createReceiver(queue, { receiveMode: "receiveAndDelete" });
-      try {
-        return (await receiver.receiveMessages(100, { maxWaitTimeInMs: 500 })).map((m) => m.body as unknown);
-      } finally {
-        await receiver.close();
-      }
-    },
+    ...simulatorAndQueues(sim, bus),
     async stop() {
       await Promise.all([...running].map((app) => app.kill()));
       await bus.close();
