@@ -52,12 +52,17 @@ it("finishes a v1 order on v1 after v2 is deployed, and starts new orders on v2"
     stack.waitForState(fresh.orderId, ["Processed"], 60_000),
   ]);
 
-  // The v1 order finished under the v2 build, on v1: its attempt expired across the deploy and the retry ran
-  // the steps the record started with.
+  // The v1 order finished under the v2 build, on v1. Two paths are both correct, depending on timing: the
+  // attempt-1 orchestration resumed in the new build (its task hub survived the deploy) and got the charge's
+  // reply before its deadline, or that attempt expired and the Supervisor's retry ran the steps the record
+  // started with. Either way only v1's steps ran.
   expect(oldRecord.workflow).toEqual({ name: "order", version: 1 });
   expect(oldRecord.steps.map((s) => [s.name, s.status])).toEqual(V1_STEPS.map((n) => [n, "Succeeded"]));
-  expect(oldRecord.attempt).toBeGreaterThanOrEqual(2);
-  expect(oldRecord.history).toContainEqual(expect.objectContaining({ event: "expired", attempt: 1 }));
+  if (oldRecord.attempt > 1) {
+    expect(oldRecord.history).toContainEqual(expect.objectContaining({ event: "expired", attempt: 1 }));
+  } else {
+    expect(oldRecord.history.map((h) => h.event)).not.toContain("expired");
+  }
   const oldLedger = await stack.ledger(inFlight.orderId);
   expect(oldLedger.map((e) => e.idempotencyKey)).toEqual(V1_STEPS.map((n) => `${inFlight.orderId}:${n}:do`));
   expect(oldLedger.every((e) => e.applied)).toBe(true);
