@@ -5,7 +5,7 @@
  * names it; the ledger shows exactly what was undone and what was not.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { e2eOrder, queueLog, startE2E, type E2E, type QueueLog } from "../support/e2e";
+import { e2eOrder, queueLog, startE2E, type E2E, type QueueLog, forOrder } from "../support/e2e";
 
 let e2e: E2E;
 let statuses: QueueLog;
@@ -18,7 +18,6 @@ beforeAll(async () => {
 afterAll(() => e2e?.stop());
 
 type Message = { orderId: string; kind?: string; status?: string; processState: string; reason?: string };
-const forOrder = (orderId: string) => (m: unknown) => (m as Message).orderId === orderId;
 const label = (e: { service: string; operation: string }) => `${e.service}.${e.operation}`;
 
 it("a refused refund stops compensation in CompensationFailed with an alert; an operator retry finishes it", async () => {

@@ -13,6 +13,7 @@ import {
   waitForDeadLetter,
   type E2E,
   type QueueLog,
+  forOrder,
 } from "../support/e2e";
 
 let e2e: E2E;
@@ -24,8 +25,6 @@ beforeAll(async () => {
 afterAll(() => e2e?.stop());
 
 type Alert = { kind: string; orderId: string | null; reason: string };
-const forOrder = (orderId: string) => (m: unknown) => (m as { orderId?: unknown }).orderId === orderId;
-
 async function sendToOrdersQueue(body: unknown, messageId: string): Promise<void> {
   const sender = e2e.bus.createSender("orders");
   try {

@@ -16,6 +16,7 @@ import {
   type E2E,
   type LedgerEntry,
   type QueueLog,
+  forOrder,
 } from "../support/e2e";
 
 let e2e: E2E;
@@ -27,8 +28,6 @@ beforeAll(async () => {
   alerts = queueLog(e2e, "alerts");
 });
 afterAll(() => e2e?.stop());
-
-const forOrder = (orderId: string) => (m: unknown) => (m as { orderId?: unknown }).orderId === orderId;
 
 /** Resolves once the wall clock (the app's clock too: same process) is past `iso`. */
 async function waitUntilPast(iso: string): Promise<void> {

@@ -9,7 +9,7 @@
  * flight, so the cancel finds the order Processing.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { e2eOrder, queueLog, startE2E, type E2E, type QueueLog } from "../support/e2e";
+import { e2eOrder, queueLog, startE2E, type E2E, type QueueLog, forOrder } from "../support/e2e";
 
 let e2e: E2E;
 let statuses: QueueLog;
@@ -26,7 +26,6 @@ beforeAll(async () => {
 afterAll(() => e2e?.stop());
 
 type Message = { orderId: string; kind?: string; status?: string; reason?: string };
-const forOrder = (orderId: string) => (m: unknown) => (m as Message).orderId === orderId;
 const label = (e: { service: string; operation: string }) => `${e.service}.${e.operation}`;
 
 const operator = (orderId: string, action: "retry" | "cancel") =>

@@ -4,7 +4,7 @@
  * ends Compensated. Nobody is alerted: this is a clean, automatic outcome.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { e2eOrder, queueLog, startE2E, type E2E, type QueueLog } from "../support/e2e";
+import { e2eOrder, queueLog, startE2E, type E2E, type QueueLog, forOrder } from "../support/e2e";
 
 let e2e: E2E;
 let statuses: QueueLog;
@@ -17,8 +17,6 @@ beforeAll(async () => {
 afterAll(() => e2e?.stop());
 
 type Status = { orderId: string; status: string; processState: string; detail: string | null };
-const forOrder = (orderId: string) => (m: unknown) => (m as { orderId?: unknown }).orderId === orderId;
-
 async function statusesOf(orderId: string, last: string): Promise<Status[]> {
   await statuses.waitFor((m) => forOrder(orderId)(m) && (m as Status).status === last);
   return (await statuses.all()).filter(forOrder(orderId)) as Status[];

@@ -14,6 +14,7 @@ import {
   type E2E,
   type LedgerEntry,
   type QueueLog,
+  forOrder,
 } from "../support/e2e";
 
 let e2e: E2E;
@@ -26,7 +27,6 @@ beforeAll(async () => {
 });
 afterAll(() => e2e?.stop());
 
-const forOrder = (orderId: string) => (m: unknown) => (m as { orderId?: unknown }).orderId === orderId;
 type Charge = LedgerEntry & { effect: { chargeId: string } };
 
 /** The ledger must show one charge for the order, applied once, whose id is the one the record kept. */

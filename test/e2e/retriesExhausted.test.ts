@@ -15,6 +15,7 @@ import {
   startE2E,
   type E2E,
   type QueueLog,
+  forOrder,
 } from "../support/e2e";
 
 let e2e: E2E;
@@ -26,8 +27,6 @@ beforeAll(async () => {
   alerts = queueLog(e2e, "alerts");
 });
 afterAll(() => e2e?.stop());
-
-const forOrder = (orderId: string) => (m: unknown) => (m as { orderId?: unknown }).orderId === orderId;
 
 it("a service that keeps failing ends the order in Error after SUPERVISOR_MAX_FAILURES + 1 attempts, with an alert", async () => {
   const order = e2eOrder("EXHAUST");

@@ -22,6 +22,7 @@ import {
   type E2E,
   type FaultSpec,
   type QueueLog,
+  forOrder,
 } from "../support/e2e";
 
 const SETTINGS = {
@@ -43,8 +44,6 @@ beforeAll(async () => {
   budget = computeRetryBudget(config);
 });
 afterAll(() => e2e?.stop());
-
-const forOrder = (orderId: string) => (m: unknown) => (m as { orderId?: unknown }).orderId === orderId;
 
 it("runs with the settings under test, and the request queues deliver no more often than the budget assumes", () => {
   expect(config).toMatchObject({ agentMaxAttempts: 2, supervisorMaxFailures: 1, retryBudgetPerStep: 8 });

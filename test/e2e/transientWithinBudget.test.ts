@@ -13,6 +13,7 @@ import {
   startE2E,
   type E2E,
   type QueueLog,
+  forOrder,
 } from "../support/e2e";
 
 let e2e: E2E;
@@ -24,8 +25,6 @@ beforeAll(async () => {
   alerts = queueLog(e2e, "alerts");
 });
 afterAll(() => e2e?.stop());
-
-const forOrder = (orderId: string) => (m: unknown) => (m as { orderId?: unknown }).orderId === orderId;
 
 it("two 5xx per service are retried away by the agents: Processed on attempt 1, failureCount 0", async () => {
   const order = e2eOrder("BLIP");

@@ -161,6 +161,12 @@ export function simulatorAndQueues(
   };
 }
 
+/** A predicate matching queue messages (status, alerts) about one order. */
+export const forOrder =
+  (orderId: string) =>
+  (m: unknown): boolean =>
+    (m as { orderId?: unknown } | null)?.orderId === orderId;
+
 let counter = 0;
 /** A valid order with a unique id; `amount` sets one item's price, so that amounts over 10000 are declined. */
 export function e2eOrder(
