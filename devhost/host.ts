@@ -15,6 +15,7 @@ import {
   type LoadedApp,
   type Registration,
 } from "./functionsCore";
+import { encodeClientPrincipal, parseSignedInAs, type ClientPrincipal } from "./auth";
 import { Invoker } from "./invocation";
 import {
   planEmulators,
@@ -79,6 +80,11 @@ export interface DevHostOptions {
   log?: LogSink;
   /** How long stop() lets running invocations finish; default 5 s. */
   shutdownGraceMs?: number;
+  /**
+   * The principal of every HTTP request that carries no x-ms-client-principal, as if signed in through the
+   * platform's authentication (devhost/auth.ts); default: the DEVHOST_SIGNED_IN_AS setting, else nobody.
+   */
+  signedInAs?: ClientPrincipal | null;
 }
 
 export interface FunctionSummary {
@@ -148,6 +154,17 @@ export async function startDevHost(options: DevHostOptions): Promise<DevHost> {
       settingsFile ? `Settings: ${settingsFile}` : `Settings: no local.settings.json in ${appRoot}`,
     );
     cleanups.push(applySettingsToEnv(fileValues, options.settings ?? {}));
+    const signedInAs =
+      options.signedInAs !== undefined
+        ? options.signedInAs
+        : process.env.DEVHOST_SIGNED_IN_AS
+          ? parseSignedInAs(process.env.DEVHOST_SIGNED_IN_AS)
+          : null;
+    if (signedInAs) {
+      logger.info(
+        `Requests without x-ms-client-principal act as ${signedInAs.name} (${signedInAs.roles.join(", ") || "no roles"})`,
+      );
+    }
 
     // 2. Emulators the settings point at.
     if (options.emulators === true) {
@@ -381,6 +398,7 @@ export async function startDevHost(options: DevHostOptions): Promise<DevHost> {
       functions: httpFunctions,
       invoke,
       logger,
+      ...(signedInAs ? { defaultHeaders: encodeClientPrincipal(signedInAs) } : {}),
       mounts: {
         "/durabletask/": (req, res, rest) => engine.handleRpc(req, res, rest),
         "/admin/functions/": (req, res, rest) => adminInvoke(req, res, rest),

@@ -1,10 +1,12 @@
 // `npm start` / `npx devhost`: run a compiled Functions app on this machine without the func CLI.
-//   devhost [--app <entry.js>] [--settings <file>] [--data-dir <dir>] [--no-emulators] [--port <n>] [--verbose]
+//   devhost [--app <entry.js>] [--settings <file>] [--data-dir <dir>] [--no-emulators] [--port <n>]
+//           [--signed-in-as <name[:role,role]>] [--verbose]
 // Ctrl-C (SIGINT) or SIGTERM stops it cleanly: triggers first (running invocations may finish), then the
 // durable engine and the emulators it started.
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { DEFAULT_PORT, startDevHost, type DevHost, type StartEmulators } from "./host";
+import { parseSignedInAs, type ClientPrincipal } from "./auth";
 import { consoleLogSink } from "./logger";
 import { findAppRoot, resolveAppEntry } from "./settings";
 
@@ -19,6 +21,9 @@ Options:
   --data-dir <dir>    durable task hub and timer status (default: <app root>/.devhost)
   --port <n>          HTTP port (default: Host.LocalHttpPort of the settings file, else ${DEFAULT_PORT}; 0 = any free port)
   --no-emulators      do not start any embedded emulator
+  --signed-in-as <name[:role,role]>
+                      HTTP requests without x-ms-client-principal act as this signed-in user, as behind the
+                      platform's authentication (default: the DEVHOST_SIGNED_IN_AS setting, else nobody)
   --verbose           also print debug and trace lines
   --help              this text`;
 
@@ -27,6 +32,7 @@ interface CliOptions {
   settings?: string;
   dataDir?: string;
   port?: number;
+  signedInAs?: ClientPrincipal;
   emulators: boolean;
   verbose: boolean;
   help: boolean;
@@ -41,6 +47,7 @@ export function parseCliArgs(argv: string[]): CliOptions {
       "data-dir": { type: "string" },
       port: { type: "string" },
       "no-emulators": { type: "boolean", default: false },
+      "signed-in-as": { type: "string" },
       verbose: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -59,6 +66,7 @@ export function parseCliArgs(argv: string[]): CliOptions {
     ...(values.settings ? { settings: values.settings } : {}),
     ...(values["data-dir"] ? { dataDir: values["data-dir"] } : {}),
     ...(port !== undefined ? { port } : {}),
+    ...(values["signed-in-as"] ? { signedInAs: parseSignedInAs(values["signed-in-as"]) } : {}),
     emulators: !values["no-emulators"],
     verbose: values.verbose,
     help: values.help,
@@ -93,6 +101,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
       ...(options.settings ? { settingsFile: options.settings } : {}),
       dataDir: path.resolve(options.dataDir ?? path.join(findAppRoot(appEntry), ".devhost")),
       ...(options.port !== undefined ? { port: options.port } : {}),
+      ...(options.signedInAs ? { signedInAs: options.signedInAs } : {}),
       emulators: options.emulators,
       startEmulators: lazyStartEmulators,
       log: consoleLogSink(options.verbose ? "trace" : "information"),

@@ -13,7 +13,7 @@ import {
   type ServiceBusSender,
 } from "@azure/service-bus";
 import { z } from "zod";
-import type { Order } from "../src/domain/order";
+import { submissionMessageId, type Order } from "../src/domain/order";
 import {
   DEFAULT_SAMPLE_REPLY_TO,
   SAMPLE_PAYMENT_LIMIT,
@@ -71,8 +71,9 @@ Sends N valid sample orders to a Service Bus queue (the app's submission queue b
   --no-batch              send one message per call instead of batches (createMessageBatch)
   --help                  this text
 
-Messages: body = the order (JSON), messageId = orderId (the queue drops duplicates), contentType application/json.
-Re-running with the same --prefix sends nothing new while the queue's duplicate detection window lasts.`;
+Messages: body = the order (JSON), messageId = <orderId>:<16 hex digits of the order's fingerprint>, contentType
+application/json. Re-running with the same --prefix and --seed sends the same orders again, which the app takes as
+no-ops; a different order under a known orderId is refused (dead letter and an OrderConflict alert).`;
 
 /** A mistake in the command line; main prints it with a pointer to --help. */
 export class UsageError extends Error {}
@@ -330,7 +331,7 @@ async function createClient(target: SubmitTarget): Promise<ServiceBusClient> {
 // ---- Sending ----
 
 export function orderMessage(order: Order): ServiceBusMessage {
-  return { body: order, messageId: order.orderId, contentType: "application/json" };
+  return { body: order, messageId: submissionMessageId(order), contentType: "application/json" };
 }
 
 interface Progress {

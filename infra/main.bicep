@@ -60,6 +60,12 @@ param statusQueuePrefix string = 'status-'
 @description('Status queues to create; each must start with statusQueuePrefix. The app may send only to these.')
 param statusQueues string[] = ['status-demo']
 
+@description('Client id of the Entra ID app registration operators sign in with; infra/scripts/operator-app.sh (an azd hook) creates it. Empty: no sign-in, and the dashboard and operator routes answer 503.')
+param operatorAppClientId string = ''
+
+@description('Whether principalId also runs the app itself against these resources (write-local-settings.sh), which grants it the app\'s right to send agent requests and replies: development environments only.')
+param developerRunsApp bool = false
+
 @description('Base URL of the inventory service (INVENTORY_URL). Empty: a placeholder; point it at your service.')
 param inventoryUrl string = ''
 
@@ -192,6 +198,7 @@ module serviceBus 'modules/servicebus.bicep' = {
     // The queues with a Service Bus trigger (DESIGN §2).
     receiveQueueNames: ['orders', 'inventory-requests', 'payment-requests', 'shipping-requests', 'agent-replies']
     developerPrincipals: developers
+    developersRunApp: developerRunsApp
   }
 }
 
@@ -245,6 +252,9 @@ var derivedSettings = {
   COSMOS_DATABASE: cosmos.outputs.databaseName
   TASK_HUB_NAME: taskHubName
   STATUS_QUEUE_PREFIX: statusQueuePrefix
+  STATUS_QUEUES: join(statusQueues, ',')
+  // Operators are principals of the platform's Entra ID sign-in, never a header a client writes.
+  OPERATOR_AUTH: 'platform'
   AGENT_REQUEST_MAX_DELIVERY_COUNT: string(serviceBus.outputs.agentRequestMaxDeliveryCount)
 }
 
@@ -271,6 +281,7 @@ module functionApp 'modules/functionApp.bicep' = {
     appSettings: appSettings
     maximumInstanceCount: maximumInstanceCount
     instanceMemoryMB: instanceMemoryMB
+    operatorAppClientId: operatorAppClientId
   }
 }
 
@@ -296,6 +307,9 @@ output AZURE_RESOURCE_GROUP string = rg.name
 output AZURE_FUNCTION_APP_NAME string = functionApp.outputs.name
 output SERVICE_API_NAME string = functionApp.outputs.name
 output SERVICE_API_URI string = functionApp.outputs.uri
+output DASHBOARD_URL string = '${functionApp.outputs.uri}/api/dashboard'
+@description('The redirect URI infra/scripts/operator-app.sh adds to the operators\' app registration after provisioning.')
+output OPERATOR_APP_REDIRECT_URI string = functionApp.outputs.authRedirectUri
 output AZURE_MANAGED_IDENTITY_CLIENT_ID string = identity.outputs.clientId
 output AZURE_STORAGE_ACCOUNT_NAME string = storage.outputs.name
 output SERVICEBUS_FULLY_QUALIFIED_NAMESPACE string = serviceBus.outputs.fullyQualifiedNamespace

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isAllowedReplyTo } from "./domain/messages";
 import { computeRetryBudget } from "./domain/retryBudget";
 
 /**
@@ -26,6 +27,9 @@ const ncrontab = z
   .refine((s) => s.split(/\s+/).length === 6 && s.split(/\s+/).every((f) => /^[\d*/,\-A-Za-z?]+$/.test(f)), {
     error: 'expected a six-field NCRONTAB expression such as "*/15 * * * * *"',
   });
+
+/** Bound on STATUS_QUEUES: the app keeps one open sender per status queue. */
+export const MAX_STATUS_QUEUES = 50;
 
 /** Setting name → schema of its string value and default. The names are contract (DESIGN §6). */
 export const SETTINGS = {
@@ -68,9 +72,40 @@ export const SETTINGS = {
       .regex(/^[a-z0-9][a-z0-9._-]*$/, { error: "expected a queue-name prefix such as status-" }),
     default: "status-",
   },
+  /**
+   * The status queues that exist, comma-separated: an order's replyTo must name one of them, and the app opens
+   * senders for these only. Each must start with STATUS_QUEUE_PREFIX (checked at start-up).
+   */
+  STATUS_QUEUES: {
+    schema: z
+      .string()
+      .trim()
+      .transform((v) =>
+        v
+          .split(",")
+          .map((q) => q.trim())
+          .filter((q) => q !== ""),
+      )
+      .refine((names) => names.every((q) => /^[a-z0-9][a-z0-9._-]{0,259}$/.test(q)), {
+        error: "expected comma-separated Service Bus queue names such as status-demo,status-shop",
+      })
+      .refine((names) => names.length <= MAX_STATUS_QUEUES, {
+        error: `expected at most ${MAX_STATUS_QUEUES} status queues`,
+      }),
+    default: "status-demo",
+  },
   INVENTORY_URL: { schema: url, default: "http://127.0.0.1:7081/inventory" },
   PAYMENT_URL: { schema: url, default: "http://127.0.0.1:7081/payment" },
   SHIPPING_URL: { schema: url, default: "http://127.0.0.1:7081/shipping" },
+  /**
+   * Where operators' identities come from. `platform`: the x-ms-client-principal header of the platform's
+   * authentication (Entra ID), believed only while that authentication is on. `header`: the header as the
+   * client sends it, for local runtimes with no platform in front (the devhost, func start); refused in Azure.
+   */
+  OPERATOR_AUTH: {
+    schema: z.enum(["platform", "header"], { error: "expected platform or header" }),
+    default: "platform",
+  },
   /**
    * The remote services simulator whose /_faults the dashboard's fault panel drives (devhost only). Empty, as in
    * Azure, hides the panel: there is nothing to break on purpose in production.
@@ -124,7 +159,11 @@ export interface AppConfig {
   agentRequestMaxDeliveryCount: number;
   maxRequestBytes: number;
   statusQueuePrefix: string;
+  /** The status queues a replyTo may name (STATUS_QUEUES), each under statusQueuePrefix. */
+  statusQueues: readonly string[];
   serviceUrls: { inventory: string; payment: string; shipping: string };
+  /** Where operator identities come from (OPERATOR_AUTH). */
+  operatorAuth: "platform" | "header";
   /** Base URL of the simulator for the dashboard's fault panel; "" when there is none (Azure). */
   dashboardSimulatorUrl: string;
 }
@@ -231,6 +270,19 @@ export function loadConfig(env: Env = process.env): AppConfig {
         `AGENT_ATTEMPT_TIMEOUT_SECONDS=${n("AGENT_ATTEMPT_TIMEOUT_SECONDS")}: expected less than STEP_TIMEOUT_SECONDS=${n("STEP_TIMEOUT_SECONDS")}, or no attempt fits inside a step's deadline`,
       );
     }
+    const outside = (values.STATUS_QUEUES as string[]).filter(
+      (q) => !isAllowedReplyTo(q, s("STATUS_QUEUE_PREFIX")),
+    );
+    if (outside.length > 0) {
+      problems.push(
+        `STATUS_QUEUES: ${outside.join(", ")} do(es) not start with STATUS_QUEUE_PREFIX="${s("STATUS_QUEUE_PREFIX")}"`,
+      );
+    }
+    if (s("OPERATOR_AUTH") === "header" && env.WEBSITE_SITE_NAME) {
+      problems.push(
+        `OPERATOR_AUTH="header": not allowed in Azure (WEBSITE_SITE_NAME is set), where anyone could send the header; use platform`,
+      );
+    }
     const budget = computeRetryBudget({
       agentMaxAttempts: n("AGENT_MAX_ATTEMPTS"),
       agentRequestMaxDeliveryCount: n("AGENT_REQUEST_MAX_DELIVERY_COUNT"),
@@ -267,7 +319,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     agentRequestMaxDeliveryCount: n("AGENT_REQUEST_MAX_DELIVERY_COUNT"),
     maxRequestBytes: n("MAX_REQUEST_BYTES"),
     statusQueuePrefix: s("STATUS_QUEUE_PREFIX"),
+    statusQueues: values.STATUS_QUEUES as string[],
     serviceUrls: { inventory: s("INVENTORY_URL"), payment: s("PAYMENT_URL"), shipping: s("SHIPPING_URL") },
+    operatorAuth: s("OPERATOR_AUTH") as AppConfig["operatorAuth"],
     dashboardSimulatorUrl: s("DASHBOARD_SIMULATOR_URL").replace(/\/+$/, ""),
   };
 }

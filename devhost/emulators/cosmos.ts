@@ -43,9 +43,10 @@ export interface CosmosEmulator {
   stop(): Promise<void>;
 }
 
-// Queries the project runs: claims of due work by state and time (starter, supervisor) and listings by
-// state in creation order (API). ORDER BY on two fields needs a matching composite index, here and in
-// Azure alike; the stand-in matches an index only in the exact direction it was declared.
+// Queries the project runs: claims of due work by state and time (starter, supervisor) and the operator
+// listing, newest first by (updatedAt, id). ORDER BY on two fields needs a matching composite index, here
+// and in Azure alike (infra/modules/cosmos.bicep declares the same list); the stand-in matches an index only
+// in the exact direction it was declared.
 const compositeOnProcessState = (field: string): CompositePath[] => [
   { path: "/processState", order: "ascending" },
   { path: `/${field}`, order: "ascending" },
@@ -59,7 +60,16 @@ export const PROJECT_INDEXING_POLICY: IndexingPolicy = {
   compositeIndexes: [
     compositeOnProcessState("createdAt"),
     compositeOnProcessState("completeBy"),
-    compositeOnProcessState("updatedAt"),
+    // The operator listing: newest first, ties by id; across all states and within one.
+    [
+      { path: "/updatedAt", order: "descending" },
+      { path: "/id", order: "descending" },
+    ],
+    [
+      { path: "/processState", order: "ascending" },
+      { path: "/updatedAt", order: "descending" },
+      { path: "/id", order: "descending" },
+    ],
   ],
 };
 

@@ -37,6 +37,11 @@ export interface HttpServerOptions {
   logger: HostLogger;
   /** Extra handlers by path prefix, e.g. "/durabletask/" for the durable client's RPC. */
   mounts?: Record<string, MountHandler>;
+  /**
+   * Headers a request gets when it has none of them, the way the platform adds a signed-in user's identity
+   * (devhost/auth.ts); a request carrying any of them keeps its own.
+   */
+  defaultHeaders?: Record<string, string>;
 }
 
 export interface RunningHttpServer {
@@ -71,6 +76,14 @@ function splitPath(pathname: string): string[] | undefined {
   } catch {
     return undefined;
   }
+}
+
+function withDefaults(
+  headers: Record<string, string>,
+  defaults: Record<string, string> | undefined,
+): Record<string, string> {
+  if (!defaults || Object.keys(defaults).some((name) => name in headers)) return headers;
+  return { ...headers, ...defaults };
 }
 
 function flattenHeaders(headers: http.IncomingHttpHeaders): Record<string, string> {
@@ -195,7 +208,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     const rpcHttp: RpcHttpData = {
       method,
       url: `http://${host}${req.url ?? "/"}`,
-      headers: flattenHeaders(req.headers),
+      headers: withDefaults(flattenHeaders(req.headers), options.defaultHeaders),
       params: route.params,
       ...(body.length > 0 ? { body: { bytes: body } } : {}),
     };

@@ -82,16 +82,17 @@ var defaultIndexing = {
   excludedPaths: [{ path: '/"_etag"/?' }]
 }
 
-// state: the starter, the Supervisor and the operator list all filter on processState and sort on
-// one timestamp, so each gets a (processState, <sorted field>) composite index:
+// state: the starter and the Supervisor filter on processState and sort on one timestamp; the operator
+// list pages newest first by (updatedAt, id), across all states or within one. Each query has the
+// composite index its ORDER BY names (the same list as PROJECT_INDEXING_POLICY in the local emulator):
 //   starter     WHERE processState IN ('Pending','CompensationPending') AND lockedBy = null
 //               AND retryAt <= @now ORDER BY createdAt
 //   supervisor  WHERE processState IN ('Processing','Compensating') AND completeBy < @now
 //               AND completeBy >= @windowStart ORDER BY completeBy
-//   operator    WHERE processState = @s ORDER BY updatedAt
-// A composite index serves ORDER BY in its own order and in the exact reverse, so ascending also
-// serves "newest first". steps[] and history[] are never filtered on and are rewritten on every
-// transition: keeping them out of the index cuts the RU charge of each write.
+//   operator    [WHERE processState = @s] AND (updatedAt, id) < @position
+//               ORDER BY [processState,] updatedAt DESC, id DESC
+// steps[] and history[] are never filtered on and are rewritten on every transition: keeping them
+// out of the index cuts the RU charge of each write.
 var stateIndexing = {
   indexingMode: 'consistent'
   automatic: true
@@ -111,8 +112,13 @@ var stateIndexing = {
       { path: '/completeBy', order: 'ascending' }
     ]
     [
+      { path: '/updatedAt', order: 'descending' }
+      { path: '/id', order: 'descending' }
+    ]
+    [
       { path: '/processState', order: 'ascending' }
-      { path: '/updatedAt', order: 'ascending' }
+      { path: '/updatedAt', order: 'descending' }
+      { path: '/id', order: 'descending' }
     ]
   ]
 }

@@ -38,6 +38,9 @@ param maximumInstanceCount int
 @allowed([512, 2048, 4096])
 param instanceMemoryMB int
 
+@description('Client id of the Entra ID app registration operators sign in with (infra/scripts/operator-app.sh). Empty: no sign-in, and the operator routes answer 503.')
+param operatorAppClientId string = ''
+
 resource plan 'Microsoft.Web/serverfarms@2024-11-01' = {
   name: planName
   location: location
@@ -98,6 +101,52 @@ resource settings 'Microsoft.Web/sites/config@2024-11-01' = {
   properties: appSettings
 }
 
+// Operators sign in with Entra ID through the platform's authentication, which then passes the
+// signed-in user to the app as x-ms-client-principal (and strips that header from anything a client
+// sends). Unauthenticated requests still reach the app: machine clients use function keys on their
+// routes, /api/health is open, and the operator routes answer 401/403 themselves (OPERATOR_AUTH).
+// No client secret: sign-in uses the ID token of the OpenID Connect implicit flow, which the app
+// registration allows; bearer tokens for the app's API are validated against its two audiences.
+resource auth 'Microsoft.Web/sites/config@2024-11-01' = if (!empty(operatorAppClientId)) {
+  parent: site
+  name: 'authsettingsV2'
+  properties: {
+    platform: {
+      enabled: true
+    }
+    globalValidation: {
+      requireAuthentication: false
+      unauthenticatedClientAction: 'AllowAnonymous'
+    }
+    httpSettings: {
+      requireHttps: true
+      forwardProxy: {
+        convention: 'NoProxy'
+      }
+    }
+    identityProviders: {
+      azureActiveDirectory: {
+        enabled: true
+        registration: {
+          openIdIssuer: '${environment().authentication.loginEndpoint}${tenant().tenantId}/v2.0'
+          clientId: operatorAppClientId
+        }
+        validation: {
+          allowedAudiences: [
+            'api://${operatorAppClientId}'
+            operatorAppClientId
+          ]
+        }
+      }
+    }
+    login: {
+      tokenStore: {
+        enabled: false
+      }
+    }
+  }
+}
+
 // azd deploys with an Entra ID token; publishing user names and passwords are never needed.
 resource ftpCredentials 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2024-11-01' = {
   parent: site
@@ -118,3 +167,5 @@ resource scmCredentials 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@
 output id string = site.id
 output name string = site.name
 output uri string = 'https://${site.properties.defaultHostName}'
+@description('Where Entra ID sends operators back after sign-in; the app registration must list it.')
+output authRedirectUri string = 'https://${site.properties.defaultHostName}/.auth/login/aad/callback'

@@ -3,8 +3,11 @@
 // The queues and their properties are read from the Service Bus emulator's config, the file the
 // devhost and `func start` use locally, so Azure and the local runtime cannot drift apart. What
 // that file chooses, and why:
-//   orders            duplicate detection (MessageId = orderId, 10 min window), lock 1 min,
-//                     5 deliveries, TTL 14 days: a submission survives a long outage of the app.
+//   orders            no duplicate detection: it would drop a different version of an order sent
+//                     under the same MessageId without anyone noticing; the app itself takes a resend
+//                     as a no-op and a conflicting version as a conflict (alert, dead letter). Lock
+//                     1 min, 5 deliveries, TTL 14 days: a submission survives a long outage of the app.
+//                     (Duplicate detection cannot be changed on an existing queue: see deployment.md.)
 //   *-requests        duplicate detection (MessageId = instanceId:step:kind), lock 1 min (longer
 //                     than AGENT_MAX_ATTEMPTS x AGENT_ATTEMPT_TIMEOUT_SECONDS plus back-off),
 //                     2 deliveries, which the app is told (AGENT_REQUEST_MAX_DELIVERY_COUNT, taken
@@ -45,8 +48,11 @@ param appPrincipal principal
 @description('Queues the app receives from (Service Bus triggers); it sends to every queue.')
 param receiveQueueNames string[]
 
-@description('People or pipelines that run the app locally against these queues: namespace-wide send and receive.')
+@description('People or pipelines who work with these queues: they receive from every queue and send to orders and the status queues.')
 param developerPrincipals principal[]
+
+@description('Whether developerPrincipals also run the app itself against these queues, which needs the app\'s own right to send agent requests and replies.')
+param developersRunApp bool = false
 
 var emulatorQueues = loadJsonContent('../../devhost/emulators/servicebus/config.json').UserConfig.Namespaces[0].Queues
 var fixedQueues = filter(emulatorQueues, q => !startsWith(q.Name, statusQueuePrefix))
@@ -136,19 +142,46 @@ resource appReceiverAssignments 'Microsoft.Authorization/roleAssignments@2022-04
   }
 ]
 
-var developerGrants = flatten(map(
-  developerPrincipals,
-  p => map([roleIds.serviceBusDataSender, roleIds.serviceBusDataReceiver], r => { principal: p, roleId: r })
-))
+// The trust boundary of the agent replies: a reply with every field right is accepted, so only the
+// app may send to agent-replies (and to the agent request queues, which call the remote services).
+// Developers read every queue (alerts, dead letters, status) and may submit orders, but send
+// nowhere else, unless they run the app itself against these resources (developersRunApp), which
+// makes them part of that boundary for this environment: development environments only.
+var developerSendQueues = concat(['orders'], statusQueueNames)
+var developerReceiveGrants = map(developerPrincipals, p => { principal: p, roleId: roleIds.serviceBusDataReceiver })
 
-resource developerAssignments 'Microsoft.Authorization/roleAssignments@2022-04-01' = [
-  for grant in developerGrants: {
+resource developerReceiverAssignments 'Microsoft.Authorization/roleAssignments@2022-04-01' = [
+  for grant in developerReceiveGrants: {
     name: guid(namespace.id, grant.principal.id, grant.roleId)
     scope: namespace
     properties: {
       roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', grant.roleId)
       principalId: grant.principal.id
       principalType: grant.principal.type
+    }
+  }
+]
+
+resource developerQueueSenderAssignments 'Microsoft.Authorization/roleAssignments@2022-04-01' = [
+  for grant in flatten(map(developersRunApp ? [] : developerPrincipals, p => map(developerSendQueues, q => { principal: p, queue: q }))): {
+    name: guid(namespace.id, grant.queue, grant.principal.id, roleIds.serviceBusDataSender)
+    scope: queues[indexOf(queueNames, grant.queue)]
+    properties: {
+      roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roleIds.serviceBusDataSender)
+      principalId: grant.principal.id
+      principalType: grant.principal.type
+    }
+  }
+]
+
+resource developerAppSenderAssignments 'Microsoft.Authorization/roleAssignments@2022-04-01' = [
+  for p in (developersRunApp ? developerPrincipals : []): {
+    name: guid(namespace.id, p.id, roleIds.serviceBusDataSender)
+    scope: namespace
+    properties: {
+      roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roleIds.serviceBusDataSender)
+      principalId: p.id
+      principalType: p.type
     }
   }
 ]

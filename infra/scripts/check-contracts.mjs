@@ -62,6 +62,8 @@ const requiredAppSettings = [
   "AGENT_REQUEST_MAX_DELIVERY_COUNT",
   "MAX_REQUEST_BYTES",
   "STATUS_QUEUE_PREFIX",
+  "STATUS_QUEUES",
+  "OPERATOR_AUTH",
   "INVENTORY_URL",
   "PAYMENT_URL",
   "SHIPPING_URL",
@@ -107,12 +109,18 @@ function checkQueueConfig() {
     queues.some((q) => q.Name.startsWith("status-")),
     "the queue config has no status-* queue to use as the template",
   );
-  for (const name of ["orders", ...requestQueues]) {
+  for (const name of requestQueues) {
     check(
       byName.get(name)?.RequiresDuplicateDetection === true,
       `queue "${name}" must have duplicate detection`,
     );
   }
+  // Duplicate detection on orders would drop a conflicting version sent under the same MessageId unseen; the
+  // app tells resends from conflicts itself.
+  check(
+    byName.get("orders")?.RequiresDuplicateDetection === false,
+    'queue "orders" must not have duplicate detection',
+  );
   const counts = new Set(requestQueues.map((name) => byName.get(name)?.MaxDeliveryCount));
   check(
     counts.size === 1,
@@ -309,9 +317,111 @@ function unresolvedDependencies(packages) {
   return missing;
 }
 
+// ---- What Azure would be asked to create (bicep snapshot, evaluated offline) ----
+
+const SERVICE_BUS_SENDING_ROLES = {
+  "69a216fc-b8fb-44d8-bc22-1f3c2cd27a39": "Azure Service Bus Data Sender",
+  "090c5cfd-751d-490a-894a-3ce6f1109419": "Azure Service Bus Data Owner",
+};
+// Role assignments in a snapshot name their principal as a literal id (a parameter) or as a reference
+// to a resource created in the same deployment: the app's user-assigned identity is the latter.
+const isAppIdentity = (principalId) =>
+  /^\[reference\('[^']*\/Microsoft\.ManagedIdentity\/userAssignedIdentities\/id-/.test(principalId);
+
+// The scope an assignment applies to: the first argument of extensionResourceId(...), or the part of a
+// literal id before /providers/Microsoft.Authorization/roleAssignments.
+function assignmentScope(id) {
+  const call = /^\[extensionResourceId\('([^']+)'/.exec(id);
+  if (call) return call[1];
+  return id.split("/providers/Microsoft.Authorization/roleAssignments/")[0];
+}
+
+function predicted(snapshot, type) {
+  return snapshot.predictedResources.filter((r) => r.type === type);
+}
+
+// A reply on agent-replies with every field right is indistinguishable from an agent's, so the trust
+// boundary is who may send there: nobody but the app. The same goes for the agent request queues, whose
+// messages become remote calls. A grant on the namespace or above covers them too.
+function checkSendRights(snapshot, label) {
+  const guarded = ["agent-replies", "inventory-requests", "payment-requests", "shipping-requests"];
+  let senders = 0;
+  for (const assignment of predicted(snapshot, "Microsoft.Authorization/roleAssignments")) {
+    const role = assignment.properties.roleDefinitionId.split("/").pop();
+    if (!(role in SERVICE_BUS_SENDING_ROLES)) continue;
+    const scope = assignmentScope(assignment.id);
+    const queue = /\/Microsoft\.ServiceBus\/namespaces\/[^/]+\/queues\/([^/]+)$/.exec(scope)?.[1];
+    const coversGuarded = queue === undefined || guarded.includes(queue);
+    if (!coversGuarded) continue;
+    senders += 1;
+    check(
+      isAppIdentity(assignment.properties.principalId),
+      `${label}: ${SERVICE_BUS_SENDING_ROLES[role]} on ${queue ?? scope} goes to ${assignment.properties.principalId}, not the app's identity`,
+    );
+  }
+  check(
+    senders === guarded.length,
+    `${label}: expected the app to send to ${guarded.join(", ")}, found ${senders} grants`,
+  );
+}
+
+function appSettingsOf(snapshot) {
+  return (
+    predicted(snapshot, "Microsoft.Web/sites/config").find((r) => r.name.endsWith("/appsettings"))
+      ?.properties ?? {}
+  );
+}
+
+function checkOperatorSignIn(snapshot, label, clientId) {
+  const settings = appSettingsOf(snapshot);
+  check(
+    settings.OPERATOR_AUTH === "platform",
+    `${label}: OPERATOR_AUTH must be platform, got ${settings.OPERATOR_AUTH}`,
+  );
+  check(
+    settings.STATUS_QUEUES === "status-demo",
+    `${label}: STATUS_QUEUES must list the status queues, got ${settings.STATUS_QUEUES}`,
+  );
+  const auth = predicted(snapshot, "Microsoft.Web/sites/config").find((r) =>
+    r.name.endsWith("/authsettingsV2"),
+  );
+  if (!clientId) {
+    check(auth === undefined, `${label}: without operatorAppClientId there must be no authsettingsV2`);
+    return;
+  }
+  const p = auth?.properties;
+  check(p?.platform?.enabled === true, `${label}: the platform's authentication must be on`);
+  check(
+    p?.globalValidation?.requireAuthentication === false &&
+      p?.globalValidation?.unauthenticatedClientAction === "AllowAnonymous",
+    `${label}: unauthenticated requests must reach the app (function-key clients, health); the app answers 401 itself`,
+  );
+  const aad = p?.identityProviders?.azureActiveDirectory;
+  check(
+    aad?.enabled === true && aad?.registration?.clientId === clientId,
+    `${label}: Entra ID sign-in with ${clientId}`,
+  );
+  check(
+    aad?.registration?.clientSecretSettingName === undefined,
+    `${label}: sign-in must need no client secret`,
+  );
+}
+
+function checkSnapshots(files) {
+  for (const file of files) {
+    const snapshot = readJson(file);
+    const label = path.basename(file, ".snapshot.json");
+    const clientId = /operatorAppClientId = '([^']*)'/.exec(
+      fs.readFileSync(file.replace(/\.snapshot\.json$/, ".bicepparam"), "utf8"),
+    )?.[1];
+    checkSendRights(snapshot, label);
+    checkOperatorSignIn(snapshot, label, clientId);
+  }
+}
+
 const templateFile = process.argv[2];
 if (!templateFile) {
-  console.error("usage: node infra/scripts/check-contracts.mjs <compiled main.json>");
+  console.error("usage: node infra/scripts/check-contracts.mjs <compiled main.json> [<snapshot.json> ...]");
   process.exit(2);
 }
 const templateText = fs.readFileSync(templateFile, "utf8");
@@ -322,6 +432,7 @@ checkQueueConfig();
 checkAppSettingsAndSecrets(templateText);
 checkLocalSettingsScript(template);
 checkDeploymentPackage();
+checkSnapshots(process.argv.slice(3));
 
 for (const failure of failures) console.error(`contracts: FAIL ${failure}`);
 console.log(`contracts: ${passed + failures.length} checks, ${failures.length} failing`);

@@ -124,14 +124,18 @@ pids=()
 job=0
 for dir in "${top_dirs[@]}"; do
   if [[ "$dir" == *.bicep ]]; then pattern="$dir"; else pattern="$dir/**/*.bicep"; fi
-  "$bicep" build --pattern "$pattern" --outdir "$work/build/$dir" 2>"$work/diagnostics.$((job++))" &
+  # The counter is bumped outside the redirection: there it would change in the background job only.
+  "$bicep" build --pattern "$pattern" --outdir "$work/build/$dir" 2>"$work/diagnostics.$job" &
   pids+=($!)
-  "$bicep" lint --pattern "$pattern" 2>"$work/diagnostics.$((job++))" &
+  job=$((job + 1))
+  "$bicep" lint --pattern "$pattern" 2>"$work/diagnostics.$job" &
   pids+=($!)
+  job=$((job + 1))
 done
 for file in ${param_files[@]+"${param_files[@]}"}; do
-  "$bicep" build-params "$file" --outfile "$work/params/${file%.bicepparam}.parameters.json" 2>"$work/diagnostics.$((job++))" &
+  "$bicep" build-params "$file" --outfile "$work/params/${file%.bicepparam}.parameters.json" 2>"$work/diagnostics.$job" &
   pids+=($!)
+  job=$((job + 1))
 done
 for pid in "${pids[@]}"; do
   wait "$pid" || status=1
@@ -177,5 +181,30 @@ if [[ ! -f "$work/build/infra/main.json" ]]; then
   echo "infra:check: infra/main.bicep did not compile to main.json" >&2
   exit 1
 fi
-node "$root/infra/scripts/check-contracts.mjs" "$work/build/infra/main.json"
+# What Azure would be asked to create, evaluated offline by the CLI for two parameter sets: operators
+# signing in (and a developer with data access), and no sign-in set up. check-contracts.mjs reads
+# the role assignments and settings from them.
+snapshots=()
+snapshot() {
+  local name="$1" extra="$2" main_rel
+  main_rel="$(node -e 'console.log(require("path").relative(process.argv[1], process.argv[2]))' "$work" "$root/infra/main.bicep")"
+  printf "using '%s'\nparam environmentName = 'check'\nparam location = 'swedencentral'\nparam principalId = '11111111-1111-1111-1111-111111111111'\n%s\n" \
+    "$main_rel" "$extra" >"$work/$name.bicepparam"
+  "$bicep" snapshot "$work/$name.bicepparam" --mode overwrite --location swedencentral \
+    --subscription-id 00000000-0000-0000-0000-000000000001 --tenant-id 00000000-0000-0000-0000-000000000002
+  snapshots+=("$work/$name.snapshot.json")
+}
+snapshot with-sign-in "param operatorAppClientId = '22222222-2222-2222-2222-222222222222'"
+snapshot without-sign-in ""
+node "$root/infra/scripts/check-contracts.mjs" "$work/build/infra/main.json" "${snapshots[@]}"
+
+# The azd hooks and helper scripts run on people's machines: bash must parse them, and shellcheck (when
+# installed; .ci/run installs it) must find nothing at warning level.
+for script in infra/scripts/*.sh; do bash -n "$script"; done
+if command -v shellcheck >/dev/null 2>&1; then
+  shellcheck --severity=warning infra/scripts/*.sh
+  echo "infra:check: shellcheck: infra/scripts/*.sh clean"
+else
+  echo "infra:check: shellcheck skipped: not installed (apt-get install shellcheck)"
+fi
 echo "infra:check: OK ($(elapsed "$started")s)"

@@ -75,6 +75,8 @@ function toLocal(settings, { azurite }) {
     );
   }
   local.FUNCTIONS_WORKER_RUNTIME = "node";
+  // No platform sign-in in front of func start: operator routes take x-ms-client-principal as the caller sends it.
+  local.OPERATOR_AUTH = "header";
   return Object.fromEntries(Object.entries(local).sort(([a], [b]) => a.localeCompare(b)));
 }
 

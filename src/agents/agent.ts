@@ -1,7 +1,18 @@
 import type { InvocationContext } from "@azure/functions";
 import { z } from "zod";
 import type { Dependencies } from "../app/dependencies";
-import { agentRequestSchema, validate, type AgentName, type AgentReply } from "../domain";
+import {
+  agentRequestSchema,
+  capText,
+  jsonBytes,
+  MAX_ERROR_MESSAGE_LENGTH,
+  MAX_RESULT_BYTES,
+  validate,
+  validateBody,
+  type AgentName,
+  type AgentReply,
+} from "../domain";
+import type { RemoteOutcome } from "../services/remoteService";
 import { QUEUES } from "../services/serviceBus";
 import { raiseAlert } from "../scheduler/notify";
 
@@ -27,17 +38,20 @@ export async function handleAgentRequest(
   context: InvocationContext,
   agent: AgentName,
   message: unknown,
+  options: { alert: boolean } = { alert: true },
 ): Promise<AgentOutcome> {
-  const parsed = validate(agentRequestSchema, message);
+  const parsed = validateBody(agentRequestSchema, message);
   const payload = parsed.ok ? validate(payloadSchema, parsed.value.payload) : undefined;
   if (!parsed.ok || !payload?.ok) {
     const reason = !parsed.ok ? parsed.message : `payload.${payload!.ok ? "" : payload!.message}`;
-    await raiseAlert(deps, context, {
-      kind: "InvalidMessage",
+    const alert = {
+      kind: "InvalidMessage" as const,
       orderId: parsed.ok ? parsed.value.orderId : null,
       processState: null,
       reason: `${agent}-requests: ${reason}`,
-    });
+    };
+    if (options.alert) await raiseAlert(deps, context, alert);
+    else context.warn(`${alert.reason} (alerted on the first delivery)`);
     return { kind: "invalid", reason };
   }
   const request = parsed.value;
@@ -63,8 +77,7 @@ export async function handleAgentRequest(
     instanceId: request.instanceId,
     stepIndex: request.stepIndex,
     kind: request.kind,
-    outcome: result.outcome,
-    ...(result.outcome === "ok" ? { result: result.body } : { error: result.error }),
+    ...replyOutcome(result),
   };
   await deps.messaging.send(QUEUES.agentReplies, {
     body: reply,
@@ -73,4 +86,31 @@ export async function handleAgentRequest(
     subject: result.outcome,
   });
   return { kind: "replied", reply, calls: result.calls };
+}
+
+/**
+ * The reply's outcome, within the bounds the Scheduler accepts. A remote service's error message is shortened. An
+ * answer too large to keep in the state record is reported as transient rather than trimmed: its effect may exist,
+ * and the undo may need fields it holds, so the attempt fails and retries (and ends in Error, for an operator,
+ * if the service keeps answering that way), instead of recording a success without them.
+ */
+function replyOutcome(result: RemoteOutcome): Pick<AgentReply, "outcome" | "result" | "error"> {
+  if (result.outcome === "ok") {
+    const size = jsonBytes(result.body);
+    if (size <= MAX_RESULT_BYTES) return { outcome: "ok", result: result.body };
+    return {
+      outcome: "transient",
+      error: {
+        code: "ResultTooLarge",
+        message: `the service answered ${size} bytes of JSON; at most ${MAX_RESULT_BYTES} are kept`,
+      },
+    };
+  }
+  return {
+    outcome: result.outcome,
+    error: {
+      code: capText(result.error.code, 64),
+      message: capText(result.error.message, MAX_ERROR_MESSAGE_LENGTH),
+    },
+  };
 }

@@ -1,7 +1,8 @@
-import type { HttpResponseInit } from "@azure/functions";
-import type { DurableClient } from "durable-functions";
+import type { HttpRequest, HttpResponseInit } from "@azure/functions";
 import type { Dependencies } from "../app/dependencies";
 import { instanceIdFor } from "../domain";
+import type { AttemptClient } from "../scheduler/durableClient";
+import { routeOrderId } from "./params";
 import { json, problem } from "./responses";
 
 /** The durable client reports an unknown instance only through the text of the error it throws. */
@@ -14,9 +15,12 @@ const isNotFound = (error: unknown): boolean => error instanceof Error && /\bHTT
  */
 export async function orchestrationStatusRequest(
   deps: Dependencies,
-  client: Pick<DurableClient, "getStatus">,
-  orderId: string,
+  client: Pick<AttemptClient, "getStatus">,
+  request: HttpRequest,
 ): Promise<HttpResponseInit> {
+  const routeId = routeOrderId(request);
+  if (!routeId.ok) return problem(400, routeId.error);
+  const orderId = routeId.value;
   const record = await deps.states.get(orderId);
   if (!record) return problem(404, `order ${orderId} not found`);
   if (record.attempt === 0)

@@ -1,25 +1,32 @@
 import type { HttpRequest, HttpResponseInit, InvocationContext } from "@azure/functions";
 import type { Dependencies } from "../app/dependencies";
+import { z } from "zod";
 import {
+  hasControlCharacters,
   operatorCancel,
   operatorRetry,
-  orderFingerprint,
-  processStateSchema,
-  type TransitionResult,
+  submissionMessageId,
+  validateBody,
   type StateRecord,
+  type TransitionResult,
 } from "../domain";
 import { statusMessagesFromHistory } from "../domain/statusMessages";
 import { QUEUES } from "../services/serviceBus";
 import { validateOrder } from "../submission/submit";
-import { json, problem, readJsonBody } from "./responses";
+import { continuationParam, encodeContinuation, listLimit, routeOrderId, stateFilter } from "./params";
+import { auditName, type Principal } from "./principal";
+import { json, problem, readJsonBody, withoutStoreFields } from "./responses";
 
 /** Seconds a client should wait after a 429: about one starter period, when capacity may have freed up. */
 const RETRY_AFTER_SECONDS = 10;
 
 /**
  * Front door: the same validation as the queue, admission control (429 while the Pending backlog is over
- * MAX_PENDING_BACKLOG, so a downstream incident shows up as backpressure instead of an unbounded backlog), a
- * conflict check for known ids, then enqueue with MessageId = orderId (duplicate detection drops a resend).
+ * MAX_PENDING_BACKLOG, so a downstream incident shows up as backpressure instead of an unbounded backlog), then
+ * the order document is created before anything is enqueued. Creating it is the decision: of two requests with
+ * the same orderId and different data, exactly one creates it and gets 202, the other finds it and gets 409,
+ * however close together they arrive. The same data again is 202 and enqueues again, which the submission
+ * function takes as the no-op it is.
  */
 export async function submitOrderRequest(
   deps: Dependencies,
@@ -27,7 +34,7 @@ export async function submitOrderRequest(
 ): Promise<HttpResponseInit> {
   const read = await readJsonBody(request, deps.config.maxRequestBytes);
   if (!read.ok) return read.response;
-  const checked = validateOrder(read.body, deps.config.statusQueuePrefix);
+  const checked = validateOrder(read.body, deps.config);
   if (!checked.ok) return problem(400, checked.reason);
   const order = checked.order;
 
@@ -41,55 +48,58 @@ export async function submitOrderRequest(
       { "retry-after": String(RETRY_AFTER_SECONDS) },
     );
   }
-  const known = await deps.orders.get(order.orderId);
-  if (known && known.fingerprint !== orderFingerprint(order)) {
+  const stored = await deps.orders.ensure(order, deps.now());
+  if (stored.kind === "conflict") {
     return problem(409, `order ${order.orderId} was already submitted with different data`);
   }
+  // Should this fail, the client sees a 5xx and sends the same request again, which finds its own document.
   await deps.messaging.send(QUEUES.orders, {
     body: order,
-    messageId: order.orderId,
+    messageId: submissionMessageId(order),
     correlationId: order.orderId,
   });
-  const statusUrl = new URL(`/api/orders/${encodeURIComponent(order.orderId)}`, request.url).toString();
+  const statusUrl = new URL(
+    `/api/orders/${encodeURIComponent(order.orderId)}/status`,
+    request.url,
+  ).toString();
   return json(202, { orderId: order.orderId, statusUrl }, { location: statusUrl });
 }
 
 /** 200 {order, state, statusMessages}: the messages the submitter was sent, derived from the audit trail. */
-export async function getOrderRequest(deps: Dependencies, orderId: string): Promise<HttpResponseInit> {
-  const [order, state] = await Promise.all([deps.orders.get(orderId), deps.states.get(orderId)]);
-  if (!order && !state) return problem(404, `order ${orderId} not found`);
+export async function getOrderRequest(deps: Dependencies, request: HttpRequest): Promise<HttpResponseInit> {
+  const orderId = routeOrderId(request);
+  if (!orderId.ok) return problem(400, orderId.error);
+  const [order, state] = await Promise.all([deps.orders.get(orderId.value), deps.states.get(orderId.value)]);
+  if (!order && !state) return problem(404, `order ${orderId.value} not found`);
   return json(200, {
-    order: order ?? null,
-    state: state ?? null,
+    order: order ? withoutStoreFields(order) : null,
+    state: state ? withoutStoreFields(state) : null,
     statusMessages: state ? statusMessagesFromHistory(state) : [],
   });
 }
 
 export async function listOrdersRequest(deps: Dependencies, request: HttpRequest): Promise<HttpResponseInit> {
-  const stateParam = request.query.get("state") ?? undefined;
-  const state = stateParam === undefined ? undefined : processStateSchema.safeParse(stateParam);
-  if (state && !state.success) {
-    return problem(
-      400,
-      `state: expected one of ${processStateSchema.options.join(", ")}, got "${stateParam}"`,
-    );
-  }
-  const limitParam = request.query.get("limit") ?? "50";
-  const limit = Number(limitParam);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
-    return problem(400, `limit: expected a whole number from 1 to 100, got "${limitParam}"`);
-  }
-  const page = await deps.states.list({
-    state: state?.data,
-    limit,
-    continuation: request.query.get("continuation") ?? undefined,
+  const state = stateFilter(request);
+  if (!state.ok) return problem(400, state.error);
+  const limit = listLimit(request);
+  if (!limit.ok) return problem(400, limit.error);
+  const after = continuationParam(request);
+  if (!after.ok) return problem(400, after.error);
+  const page = await deps.states.list({ state: state.value, limit: limit.value, after: after.value });
+  return json(200, {
+    items: page.items.map((record) => withoutStoreFields(record)),
+    continuation: page.next ? encodeContinuation(page.next) : null,
   });
-  return json(200, { items: page.items, continuation: page.continuation ?? null });
 }
 
-function operatorName(request: HttpRequest): string {
-  return request.headers.get("x-operator")?.slice(0, 64) || "api";
-}
+/** The optional body of retry and cancel: why, for the audit trail. */
+const operatorActionBody = z.strictObject({
+  reason: z
+    .string()
+    .max(200, { error: "expected at most 200 characters" })
+    .refine((r) => !hasControlCharacters(r), { error: "expected no control characters" })
+    .optional(),
+});
 
 /** Maps a store outcome of an operator action to the API's answer: 202, 404 or 409 with the refusal. */
 function operatorResponse(
@@ -106,15 +116,27 @@ function operatorResponse(
   return json(202, { orderId, processState: outcome.record.processState });
 }
 
+/**
+ * Retry or cancel, by a principal the caller has authorized. The body is JSON (`{}` or `{"reason": "..."}`) and
+ * must say so: a cross-site form cannot send application/json without the browser asking first, which no origin
+ * is allowed, so a signed-in operator's session cannot be used from another site.
+ */
 export async function operatorActionRequest(
   deps: Dependencies,
   context: InvocationContext,
   request: HttpRequest,
-  orderId: string,
   action: "retry" | "cancel",
+  principal: Principal,
 ): Promise<{ response: HttpResponseInit; record?: StateRecord }> {
-  const operator = operatorName(request);
-  const reason = request.query.get("reason") ?? undefined;
+  const routeId = routeOrderId(request);
+  if (!routeId.ok) return { response: problem(400, routeId.error) };
+  const orderId = routeId.value;
+  const read = await readJsonBody(request, deps.config.maxRequestBytes, { emptyAs: {} });
+  if (!read.ok) return { response: read.response };
+  const body = validateBody(operatorActionBody, read.body);
+  if (!body.ok) return { response: problem(400, body.message) };
+  const operator = auditName(principal);
+  const reason = body.value.reason;
   const decide = (r: StateRecord): TransitionResult =>
     action === "retry"
       ? operatorRetry(r, { now: deps.now(), operator, ...(reason ? { reason } : {}) })
@@ -126,4 +148,36 @@ export async function operatorActionRequest(
     response: operatorResponse(outcome, orderId),
     ...(outcome.kind === "written" ? { record: outcome.record } : {}),
   };
+}
+
+/**
+ * GET /api/orders/{orderId}/status: what the submitter may know of its order (the same a status queue tells it),
+ * for machine clients that hold a function key rather than an operator's sign-in. No audit trail, no locks.
+ * Between the 202 and the submission function's first write (usually well under a second) the order is known
+ * but has no state yet: processState is null.
+ */
+export async function orderStatusRequest(
+  deps: Dependencies,
+  request: HttpRequest,
+): Promise<HttpResponseInit> {
+  const orderId = routeOrderId(request);
+  if (!orderId.ok) return problem(400, orderId.error);
+  const [order, state] = await Promise.all([deps.orders.get(orderId.value), deps.states.get(orderId.value)]);
+  if (!state) {
+    if (!order) return problem(404, `order ${orderId.value} not found`);
+    return json(200, {
+      orderId: order.orderId,
+      processState: null,
+      statusMessages: [],
+      createdAt: order.submittedAt,
+      updatedAt: order.submittedAt,
+    });
+  }
+  return json(200, {
+    orderId: state.orderId,
+    processState: state.processState,
+    statusMessages: statusMessagesFromHistory(state),
+    createdAt: state.createdAt,
+    updatedAt: state.updatedAt,
+  });
 }

@@ -1,4 +1,5 @@
 import type { HttpRequest, HttpResponseInit } from "@azure/functions";
+import { capText, quoteValue } from "../domain";
 
 export const json = (
   status: number,
@@ -14,13 +15,50 @@ export const problem = (status: number, error: string, details?: unknown): HttpR
   json(status, details === undefined ? { error } : { error, details });
 
 /**
- * Reads a JSON body with a size limit. Bodies are checked against MAX_REQUEST_BYTES before parsing, so an
- * oversize request costs no parse.
+ * A stored document as the API shows it: without the store's own fields (`_rid`, `_self`, `_ts`, `_etag`,
+ * `_attachments`, and any other `_` name Cosmos DB adds), which say nothing to a client and tie it to the store.
+ */
+export function withoutStoreFields<T extends object>(document: T): Omit<T, `_${string}`> {
+  return Object.fromEntries(Object.entries(document).filter(([key]) => !key.startsWith("_"))) as Omit<
+    T,
+    `_${string}`
+  >;
+}
+
+/** application/json, or a structured `+json` type, in UTF-8 (the only charset JSON may travel in). */
+const JSON_MEDIA_TYPE = /^application\/(?:[a-z0-9.-]+\+)?json$/;
+
+/**
+ * Request bodies are JSON, and say so: a body under another content type (a form, text/plain, none at all) is
+ * refused with 415 even when it happens to parse, so that a client learns of its mistake at once rather than
+ * when a proxy or a stricter host rejects it later.
+ */
+export function checkJsonContentType(request: HttpRequest): HttpResponseInit | undefined {
+  const header = request.headers.get("content-type");
+  if (!header) return problem(415, "content-type: required; expected application/json");
+  const [mediaType = "", ...params] = header.split(";").map((p) => p.trim().toLowerCase());
+  const charset = params
+    .find((p) => p.startsWith("charset="))
+    ?.slice("charset=".length)
+    .replace(/"/g, "");
+  if (!JSON_MEDIA_TYPE.test(mediaType) || (charset !== undefined && charset !== "utf-8")) {
+    return problem(415, `content-type: expected application/json (UTF-8), got ${quoteValue(header)}`);
+  }
+  return undefined;
+}
+
+/**
+ * Reads a JSON body with a size limit, after checking its content type. Bodies are checked against
+ * MAX_REQUEST_BYTES before parsing, so an oversize request costs no parse.
  */
 export async function readJsonBody(
   request: HttpRequest,
   maxBytes: number,
+  /** What an empty body stands for, where the body is optional; absent: an empty body is not JSON. */
+  options: { emptyAs?: unknown } = {},
 ): Promise<{ ok: true; body: unknown } | { ok: false; response: HttpResponseInit }> {
+  const unsupported = checkJsonContentType(request);
+  if (unsupported) return { ok: false, response: unsupported };
   const declared = Number(request.headers.get("content-length") ?? 0);
   if (declared > maxBytes) {
     return { ok: false, response: problem(413, `body: expected at most ${maxBytes} bytes, got ${declared}`) };
@@ -29,9 +67,11 @@ export async function readJsonBody(
   if (Buffer.byteLength(text) > maxBytes) {
     return { ok: false, response: problem(413, `body: expected at most ${maxBytes} bytes`) };
   }
+  if (text === "" && "emptyAs" in options) return { ok: true, body: options.emptyAs };
   try {
     return { ok: true, body: JSON.parse(text) as unknown };
   } catch (error) {
-    return { ok: false, response: problem(400, `body: expected JSON (${(error as Error).message})`) };
+    const detail = capText((error as Error).message, 200);
+    return { ok: false, response: problem(400, `body: expected JSON (${detail})`) };
   }
 }

@@ -1,4 +1,4 @@
-import type { HttpResponseInit } from "@azure/functions";
+import type { HttpResponseInit, InvocationContext } from "@azure/functions";
 import type { Dependencies } from "../app/dependencies";
 import { json } from "./responses";
 
@@ -19,14 +19,26 @@ export async function statsRequest(deps: Dependencies): Promise<HttpResponseInit
   });
 }
 
-/** 200 when the state store and the bus both answer; 503 naming what does not. */
-export async function healthRequest(deps: Dependencies): Promise<HttpResponseInit> {
-  const probe = async (what: string, check: () => Promise<unknown>) => {
+/**
+ * 200 when the state store and the bus both answer; 503 naming which does not. The route is anonymous, so the
+ * answer names the dependency and nothing more: the error itself, which may hold endpoints, account names or
+ * token details, goes to the log.
+ */
+export async function healthRequest(
+  deps: Dependencies,
+  context: InvocationContext,
+): Promise<HttpResponseInit> {
+  const probe = async (what: "store" | "bus", check: () => Promise<unknown>) => {
     try {
       await check();
       return { what, ok: true as const };
     } catch (error) {
-      return { what, ok: false as const, error: String(error) };
+      context.warn(`health: ${what} does not answer: ${String(error)}`);
+      return {
+        what,
+        ok: false as const,
+        error: `${what === "store" ? "Cosmos DB" : "Service Bus"} does not answer`,
+      };
     }
   };
   const sender = deps.serviceBus.createSender("alerts");

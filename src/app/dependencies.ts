@@ -41,7 +41,7 @@ export function createDependencies(
     states: new StateStore(containers.state),
     orders: new OrderStore(containers.orders),
     leases: containers.leases,
-    messaging: new Messaging(serviceBus),
+    messaging: new Messaging(serviceBus, config.statusQueues),
     workflows,
     remote(agent) {
       let client = remotes.get(agent);

@@ -1,5 +1,5 @@
 /**
- * The operator dashboard (DESIGN §2, §5): one HTML page, served by the `dashboard` function, that reads and acts
+ * The operator dashboard: one HTML page, served by the `dashboard` function, that reads and acts
  * through the operator API only. No framework and no build step: markup here, styles and browser code beside it,
  * and the few values the page needs embedded as JSON. The deployment package ships compiled JavaScript only, so the
  * page is a string in a module rather than a file.
@@ -22,6 +22,8 @@ export interface DashboardPageOptions {
   nonce: string;
   /** How often the page polls the API; default 2000 ms. */
   refreshMs?: number;
+  /** The signed-in principal the page is served to, and whether its roles allow retry and cancel. */
+  signedInAs: { name: string; roles: string[]; canOperate: boolean };
 }
 
 const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -138,7 +140,10 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
     refreshMs: options.refreshMs ?? 2000,
     paymentLimit: SIMULATOR_PAYMENT_LIMIT,
     states: PROCESS_STATES,
+    signedInAs: options.signedInAs,
   };
+  const who = options.signedInAs;
+  const roles = who.roles.length > 0 ? who.roles.join(", ") : "no role";
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -154,7 +159,12 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
       <h1>Operator dashboard</h1>
       <p class="sub">Scheduler Agent Supervisor · orders across inventory, payment and shipping</p>
     </div>
-    <p id="connection" class="connection waiting">Connecting…</p>
+    <div class="who">
+      <p id="connection" class="connection waiting">Connecting…</p>
+      <p id="signed-in" class="sub">Signed in as <strong>${escapeHtml(who.name)}</strong> (${escapeHtml(roles)})${
+        who.canOperate ? "" : " · read only: retry and cancel need the operator role"
+      }</p>
+    </div>
   </header>
   <main>
     <p id="api-error" class="alert" role="alert" hidden></p>
@@ -205,6 +215,16 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
   <script type="application/json" id="dashboard-config">${scriptJson(config)}</script>
   <script nonce="${nonce}">${DASHBOARD_SCRIPT}</script>
 </body>
+</html>
+`;
+}
+
+/** What a browser gets instead of the page when the caller may not see it: the API's reason, as a small page. */
+export function renderRefusalPage(status: number, reason: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Operator dashboard · ${status}</title><link rel="icon" href="data:,"></head>
+<body><h1>Operator dashboard</h1><p>HTTP ${status}: ${escapeHtml(reason)}</p></body>
 </html>
 `;
 }

@@ -12,8 +12,8 @@ export const DASHBOARD_SCRIPT = String.raw`
   const RETRYABLE = ["Error", "CompensationFailed"];
   const CANCELLABLE = ["Pending", "Processing", "Error"];
   const OPERATIONS = { inventory: ["reserve", "release"], payment: ["charge", "refund"], shipping: ["book", "cancel"] };
-  // In Azure the page is opened with ?code=<function key>; every API call then carries the same key.
-  const functionKey = new URLSearchParams(location.search).get("code");
+  // Who the platform signed in (the page is served only to a principal with a role), and whether they may act.
+  const canOperate = config.signedInAs.canOperate;
   const $ = (id) => document.getElementById(id);
 
   let serverOffsetMs = 0; // the API's clock minus this browser's, so countdowns use the server's time
@@ -60,8 +60,8 @@ export const DASHBOARD_SCRIPT = String.raw`
   }
 
   function api(path, init) {
+    // No key: the session cookie of the platform's sign-in goes with each same-origin call by itself.
     const headers = Object.assign({ accept: "application/json" }, (init && init.headers) || {});
-    if (functionKey) headers["x-functions-key"] = functionKey;
     return call(config.apiBase + path, Object.assign({}, init, { headers }));
   }
 
@@ -360,8 +360,8 @@ export const DASHBOARD_SCRIPT = String.raw`
     const { order, state, statusMessages } = detail.body;
     const processState = state ? state.processState : null;
     fill($("detail-state"), processState ? badge(processState) : "");
-    $("retry").disabled = !RETRYABLE.includes(processState);
-    $("cancel").disabled = !CANCELLABLE.includes(processState);
+    $("retry").disabled = !canOperate || !RETRYABLE.includes(processState);
+    $("cancel").disabled = !canOperate || !CANCELLABLE.includes(processState);
     fill($("detail-body"), 
       orderSection(order, state),
       state ? stepsSection(state) : h("section", {}, h("h3", {}, "Steps"), h("p", { class: "muted" }, "No state record yet.")),
@@ -377,7 +377,7 @@ export const DASHBOARD_SCRIPT = String.raw`
     if (action === "cancel" && !confirm("Cancel " + orderId + "? Its completed steps will be undone in reverse order.")) return;
     const button = $(action);
     button.disabled = true;
-    const res = await api("orders/" + enc(orderId) + "/" + action, { method: "POST", headers: { "x-operator": "dashboard" } }).catch((e) => ({ status: 0, ok: false, body: { error: String(e) } }));
+    const res = await api("orders/" + enc(orderId) + "/" + action, postJson({})).catch((e) => ({ status: 0, ok: false, body: { error: String(e) } }));
     const label = action === "retry" ? "Retry" : "Cancel";
     showResult(
       $("action-result"),

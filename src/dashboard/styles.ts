@@ -18,6 +18,8 @@ header.top {
 header.top h1 { margin: 0; font-size: 19px; font-weight: 650; }
 header.top .sub { margin: 2px 0 0; color: #aeb9c8; font-size: 13px; }
 .connection { margin: 0; font-size: 13px; color: #cbd5e1; white-space: nowrap; }
+header.top .who { text-align: right; }
+header.top .who strong { color: #e2e8f0; font-weight: 600; }
 .connection::before { content: ""; display: inline-block; width: 8px; height: 8px; margin-right: 7px; border-radius: 50%; background: #22c55e; }
 .connection.down::before { background: #ef4444; }
 .connection.waiting::before { background: #94a3b8; }

@@ -1,67 +1,130 @@
 import { z } from "zod";
 import { orderSchema } from "./order";
 import { processStateSchema } from "./stateRecord";
-import { isoTimestamp } from "./validation";
+import {
+  agentRequestId,
+  idempotencyKeyFor,
+  instanceIdSchema,
+  orderIdSchema,
+  parseInstanceId,
+  quoteValue,
+  STEP_NAME_PATTERN,
+  stepKindSchema,
+} from "./ids";
+import { isoTimestamp, MAX_REASON_LENGTH } from "./validation";
 
 /** The `orders` queue carries exactly the order submission. */
 export const orderSubmissionSchema = orderSchema;
 
-export const stepKindSchema = z.enum(["do", "undo"]);
-export type StepKind = z.infer<typeof stepKindSchema>;
+/** Largest agent result (JSON) a reply may carry: it is stored in the state record, which must stay small. */
+export const MAX_RESULT_BYTES = 16_384;
+/** Longest error message a reply may carry; an agent shortens a remote service's message to fit. */
+export const MAX_ERROR_MESSAGE_LENGTH = 1_024;
 
-/** MessageId of an agent request, stable per attempt, step and direction, so duplicate detection drops resends. */
-export function agentRequestId(instanceId: string, stepIndex: number, kind: StepKind): string {
-  return `${instanceId}:${stepIndex}:${kind}`;
+const stepIndexSchema = z.number().int().nonnegative().max(63);
+const stepNameSchema = z.string().regex(STEP_NAME_PATTERN, {
+  error: (issue) => `expected a step name (letters, digits, '-', '_'), got ${quoteValue(issue.input)}`,
+});
+
+/** The parts of a request or reply that name it: which order, which attempt, which step and direction. */
+interface Addressed {
+  requestId: string;
+  orderId: string;
+  instanceId: string;
+  stepIndex: number;
+  kind: "do" | "undo";
 }
 
 /**
- * Idempotency key sent to the remote service. Stable across attempts (no instance id in it): a retry after a
- * lost reply returns the first effect instead of applying a second.
+ * Why the ids of a request or reply do not fit together, or undefined when they do: the instance id must be an
+ * attempt of the message's own order, and the requestId the one the Scheduler derives from attempt, step and
+ * direction. A message that fails this was not written by this app.
  */
-export function idempotencyKeyFor(orderId: string, step: string, kind: StepKind): string {
-  return `${orderId}:${step}:${kind}`;
+export function addressProblem(message: Addressed): string | undefined {
+  const attempt = parseInstanceId(message.instanceId);
+  if (attempt && attempt.orderId !== message.orderId) {
+    return `instanceId: ${quoteValue(message.instanceId)} is an attempt of order ${quoteValue(attempt.orderId)}, not of ${quoteValue(message.orderId)}`;
+  }
+  const expected = agentRequestId(message.instanceId, message.stepIndex, message.kind);
+  if (message.requestId !== expected) {
+    return `requestId: expected ${quoteValue(expected)} for step ${message.stepIndex} ${message.kind} of ${message.instanceId}, got ${quoteValue(message.requestId)}`;
+  }
+  return undefined;
 }
 
-export const agentRequestSchema = z.strictObject({
-  requestId: z.string().min(1),
-  orderId: z.string().min(1),
-  instanceId: z.string().min(1),
-  stepIndex: z.number().int().nonnegative(),
-  step: z.string().min(1),
-  kind: stepKindSchema,
-  payload: z.record(z.string(), z.unknown()),
-  completeBy: isoTimestamp,
-  idempotencyKey: z.string().min(1),
+const addressed = <T extends Addressed>(schema: z.ZodType<T>) =>
+  schema.superRefine((message, ctx) => {
+    const problem = addressProblem(message);
+    if (problem) ctx.addIssue({ code: "custom", message: problem, input: message });
+  });
+
+export const agentRequestSchema = addressed(
+  z.strictObject({
+    requestId: z.string().min(1),
+    orderId: orderIdSchema,
+    instanceId: instanceIdSchema,
+    stepIndex: stepIndexSchema,
+    step: stepNameSchema,
+    kind: stepKindSchema,
+    payload: z.record(z.string(), z.unknown()),
+    completeBy: isoTimestamp,
+    idempotencyKey: z.string().min(1),
+  }),
+).superRefine((request, ctx) => {
+  const expected = idempotencyKeyFor(request.orderId, request.step, request.kind);
+  if (request.idempotencyKey !== expected) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["idempotencyKey"],
+      message: `expected ${quoteValue(expected)}, got ${quoteValue(request.idempotencyKey)}`,
+      input: request.idempotencyKey,
+    });
+  }
 });
 export type AgentRequest = z.infer<typeof agentRequestSchema>;
 
 export const agentOutcomeSchema = z.enum(["ok", "transient", "permanent"]);
 export type AgentOutcome = z.infer<typeof agentOutcomeSchema>;
 
-export const agentErrorSchema = z.strictObject({ code: z.string().min(1), message: z.string() });
+export const agentErrorSchema = z.strictObject({
+  code: z.string().min(1).max(64),
+  message: z.string().max(MAX_ERROR_MESSAGE_LENGTH),
+});
 
-export const agentReplySchema = z
-  .strictObject({
-    requestId: z.string().min(1),
-    orderId: z.string().min(1),
-    instanceId: z.string().min(1),
-    stepIndex: z.number().int().nonnegative(),
-    kind: stepKindSchema,
-    outcome: agentOutcomeSchema,
-    result: z.unknown().optional(),
-    compensation: z.unknown().optional(),
-    error: agentErrorSchema.optional(),
-  })
-  .refine((reply) => reply.outcome === "ok" || reply.error !== undefined, {
-    error: "a transient or permanent reply must carry error {code, message}",
-    path: ["error"],
-  });
-export type AgentReply = z.infer<typeof agentReplySchema>;
-
-/** External event name an orchestration waits on for one step's reply. */
-export function replyEventName(stepIndex: number, kind: StepKind): string {
-  return `reply:${stepIndex}:${kind}`;
+/** Size of a value as JSON, in bytes; Infinity for what JSON cannot hold. */
+export function jsonBytes(value: unknown): number {
+  try {
+    const text = JSON.stringify(value);
+    return text === undefined ? 0 : Buffer.byteLength(text);
+  } catch {
+    return Infinity;
+  }
 }
+
+export const agentReplySchema = addressed(
+  z
+    .strictObject({
+      requestId: z.string().min(1),
+      orderId: orderIdSchema,
+      instanceId: instanceIdSchema,
+      stepIndex: stepIndexSchema,
+      kind: stepKindSchema,
+      outcome: agentOutcomeSchema,
+      result: z
+        .unknown()
+        .refine((r) => jsonBytes(r) <= MAX_RESULT_BYTES, {
+          error: `expected at most ${MAX_RESULT_BYTES} bytes of JSON`,
+        })
+        .optional(),
+      compensation: z.unknown().optional(),
+      error: agentErrorSchema.optional(),
+    })
+    .refine((reply) => reply.outcome === "ok" || reply.error !== undefined, {
+      error: "a transient or permanent reply must carry error {code, message}",
+      path: ["error"],
+    }),
+);
+export type AgentReply = z.infer<typeof agentReplySchema>;
 
 export const ALERT_KINDS = [
   "Error",
@@ -75,7 +138,7 @@ export const alertSchema = z.strictObject({
   kind: z.enum(ALERT_KINDS),
   orderId: z.string().nullable(),
   processState: processStateSchema.nullable(),
-  reason: z.string(),
+  reason: z.string().max(MAX_REASON_LENGTH),
   at: isoTimestamp,
 });
 export type Alert = z.infer<typeof alertSchema>;
@@ -99,7 +162,23 @@ export const statusMessageSchema = z.strictObject({
 });
 export type StatusMessage = z.infer<typeof statusMessageSchema>;
 
-/** replyTo must name a private status queue under STATUS_QUEUE_PREFIX; anything else could be any queue at all. */
+/** A status queue name lies under STATUS_QUEUE_PREFIX; anything else could be any queue at all. */
 export function isAllowedReplyTo(replyTo: string, statusQueuePrefix: string): boolean {
   return replyTo.startsWith(statusQueuePrefix) && replyTo.length > statusQueuePrefix.length;
+}
+
+/**
+ * Why a replyTo cannot be used, or undefined: it must be one of the status queues that exist (STATUS_QUEUES),
+ * not merely a name with the right prefix, so that no submission makes the app open a sender for a queue of its
+ * choosing.
+ */
+export function replyToProblem(
+  replyTo: string,
+  settings: { statusQueuePrefix: string; statusQueues: readonly string[] },
+): string | undefined {
+  if (settings.statusQueues.includes(replyTo)) return undefined;
+  const known = settings.statusQueues.length > 0 ? settings.statusQueues.join(", ") : "(none configured)";
+  return isAllowedReplyTo(replyTo, settings.statusQueuePrefix)
+    ? `replyTo: expected one of the status queues ${known}, got ${quoteValue(replyTo)}`
+    : `replyTo: expected a status queue named ${settings.statusQueuePrefix}<name> (one of ${known}), got ${quoteValue(replyTo)}`;
 }

@@ -50,8 +50,15 @@ export const errorInfoSchema = z.strictObject({
 });
 export type ErrorInfo = z.infer<typeof errorInfoSchema>;
 
+/**
+ * The MessageId of the request last dispatched for a step or its undo: a reply is accepted only for exactly that
+ * request. Records written before it was kept have none, which refuses their replies until a new attempt.
+ */
+const requestIdField = z.string().min(1).nullable().default(null);
+
 export const undoSchema = z.strictObject({
   status: undoStatusSchema,
+  requestId: requestIdField,
   dispatchedAt: isoTimestamp,
   dispatchedInAttempt: z.number().int().nonnegative(),
   completeBy: isoTimestamp,
@@ -70,6 +77,7 @@ export const stepSchema = z.strictObject({
   dispatchedAt: isoTimestamp.nullable(),
   /** Attempt that last dispatched the step: a re-run of the same attempt's dispatch is a no-op. */
   dispatchedInAttempt: z.number().int().nonnegative().nullable(),
+  requestId: requestIdField,
   completedAt: isoTimestamp.nullable(),
   /** What the remote service answered (e.g. a chargeId). */
   result: z.unknown().nullable(),
@@ -130,11 +138,6 @@ export const stateRecordSchema = z.looseObject({
   _etag: z.string().optional(),
 });
 export type StateRecord = z.infer<typeof stateRecordSchema>;
-
-/** Orchestration instance id of an attempt; it is also the record's `lockedBy` while that attempt holds it. */
-export function instanceIdFor(orderId: string, attempt: number): string {
-  return `${orderId}:${attempt}`;
-}
 
 /** Index of the next forward step to run, or -1 when every step has succeeded. */
 export function nextStepIndex(record: StateRecord): number {

@@ -1,14 +1,20 @@
 import { app, type InvocationContext } from "@azure/functions";
 import * as df from "durable-functions";
 import { dependencies } from "../app/dependencies";
+import { attemptClient } from "../scheduler/durableClient";
 import { routeReply } from "../scheduler/replyRouter";
+import { isFirstDelivery, RejectedMessageError } from "./rejectedMessage";
 
 app.serviceBusQueue("agentReplies", {
   connection: "ServiceBusConnection",
   queueName: "agent-replies",
   extraInputs: [df.input.durableClient()],
   handler: async (message: unknown, context: InvocationContext) => {
-    const outcome = await routeReply(dependencies(), context, df.getClient(context), message);
-    if (outcome !== "delivered") context.log(`agentReplies: ${outcome}`);
+    const client = attemptClient(df.getClient(context));
+    const outcome = await routeReply(dependencies(), context, client, message, {
+      alert: isFirstDelivery(context),
+    });
+    if (outcome.kind === "refused") throw new RejectedMessageError(outcome.reason);
+    if (outcome.kind !== "delivered") context.log(`agentReplies: ${outcome.kind}: ${outcome.reason}`);
   },
 });

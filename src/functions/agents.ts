@@ -2,14 +2,18 @@ import { app, type InvocationContext } from "@azure/functions";
 import { agentRequestQueue, type AgentName } from "../domain";
 import { dependencies } from "../app/dependencies";
 import { handleAgentRequest } from "../agents/agent";
+import { isFirstDelivery, RejectedMessageError } from "./rejectedMessage";
 
-/** One agent function per remote service, each on its own request queue (DESIGN §2). */
+/** One agent function per remote service, each on its own request queue. */
 function registerAgent(agent: AgentName): void {
   app.serviceBusQueue(`${agent}Agent`, {
     connection: "ServiceBusConnection",
     queueName: agentRequestQueue(agent),
     handler: async (message: unknown, context: InvocationContext) => {
-      const outcome = await handleAgentRequest(dependencies(), context, agent, message);
+      const outcome = await handleAgentRequest(dependencies(), context, agent, message, {
+        alert: isFirstDelivery(context),
+      });
+      if (outcome.kind === "invalid") throw new RejectedMessageError(`${agent}-requests: ${outcome.reason}`);
       context.log(`${agent}: ${outcome.kind}${"reason" in outcome ? ` (${outcome.reason})` : ""}`);
     },
   });

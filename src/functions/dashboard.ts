@@ -1,38 +1,72 @@
 import { randomBytes } from "node:crypto";
 import { app, type HttpRequest, type HttpResponseInit } from "@azure/functions";
-import { getConfig } from "../config";
-import { dashboardContentSecurityPolicy, renderDashboardPage } from "../dashboard/page";
+import { dependencies } from "../app/dependencies";
+import { authorize, ROLES } from "../api/authorize";
+import { hasRole, readPrincipal } from "../api/principal";
+import { dashboardContentSecurityPolicy, renderDashboardPage, renderRefusalPage } from "../dashboard/page";
+
+const PAGE_HEADERS = {
+  "content-type": "text/html; charset=utf-8",
+  "cache-control": "no-store",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+};
 
 /**
- * The operator dashboard (DESIGN §5): GET /api/dashboard answers the page, which then uses the operator API. The
- * fault panel appears only where DASHBOARD_SIMULATOR_URL is set (the devhost). In Azure, open it with
- * ?code=<function key>: the page sends the same key with each API call.
+ * The operator dashboard: GET /api/dashboard answers the page, which then uses the operator API with the same
+ * sign-in. It is served to principals with the reader or operator role. A browser that is not signed in is sent
+ * to the platform's Entra ID sign-in and comes back here; on a local runtime (OPERATOR_AUTH=header) it gets the
+ * reason instead. The fault panel appears only where DASHBOARD_SIMULATOR_URL is set (the devhost).
  */
 app.http("dashboard", {
   route: "dashboard",
   methods: ["GET"],
-  authLevel: "function",
+  authLevel: "anonymous",
   handler: (request: HttpRequest): HttpResponseInit => {
-    const config = getConfig();
+    const config = dependencies().config;
+    const url = new URL(request.url);
+    const authorized = authorize(request, config, ROLES.reader);
+    if (!authorized.ok) {
+      if (
+        config.operatorAuth === "platform" &&
+        readPrincipal(request).kind === "anonymous" &&
+        authorized.response.status === 401
+      ) {
+        const back = encodeURIComponent(url.pathname);
+        return {
+          status: 302,
+          headers: {
+            location: `/.auth/login/aad?post_login_redirect_uri=${back}`,
+            "cache-control": "no-store",
+          },
+        };
+      }
+      const reason = (authorized.response.jsonBody as { error: string }).error;
+      return {
+        status: authorized.response.status ?? 401,
+        body: renderRefusalPage(authorized.response.status ?? 401, reason),
+        headers: PAGE_HEADERS,
+      };
+    }
     // The API lives beside the page, whatever the host's route prefix is.
-    const apiBase = new URL(request.url).pathname.replace(/dashboard\/?$/, "");
+    const apiBase = url.pathname.replace(/dashboard\/?$/, "");
     const nonce = randomBytes(16).toString("base64");
+    const principal = authorized.principal;
     const options = {
       apiBase,
       simulatorUrl: config.dashboardSimulatorUrl,
       agentMaxAttempts: config.agentMaxAttempts,
       nonce,
+      signedInAs: {
+        name: principal.name,
+        roles: principal.roles,
+        canOperate: hasRole(principal, ROLES.operator),
+      },
     };
     return {
       status: 200,
       body: renderDashboardPage(options),
-      headers: {
-        "content-type": "text/html; charset=utf-8",
-        "cache-control": "no-store",
-        "content-security-policy": dashboardContentSecurityPolicy(options),
-        "x-content-type-options": "nosniff",
-        "referrer-policy": "no-referrer",
-      },
+      headers: { ...PAGE_HEADERS, "content-security-policy": dashboardContentSecurityPolicy(options) },
     };
   },
 });

@@ -1,16 +1,45 @@
-import { app, type HttpRequest, type InvocationContext } from "@azure/functions";
+import { app, type HttpRequest, type HttpResponseInit, type InvocationContext } from "@azure/functions";
 import * as df from "durable-functions";
 import { dependencies } from "../app/dependencies";
-import { getOrderRequest, listOrdersRequest, operatorActionRequest, submitOrderRequest } from "../api/orders";
+import { authorize, ROLES } from "../api/authorize";
+import {
+  getOrderRequest,
+  listOrdersRequest,
+  operatorActionRequest,
+  orderStatusRequest,
+  submitOrderRequest,
+} from "../api/orders";
 import { orchestrationStatusRequest } from "../api/orchestration";
+import type { Principal, Role } from "../api/principal";
 import { healthRequest, statsRequest } from "../api/stats";
-import { startAttemptWith } from "../scheduler/startAttempt";
+import { attemptClient, startAttemptWith } from "../scheduler/durableClient";
 import { claimAndStart } from "../scheduler/starter";
 
 /**
- * The front door and the operator API (DESIGN §5): one function per route, all named httpApi-*. Every route but
- * health uses authLevel "function" (function or host keys in Azure; the devhost, like func start, checks none).
+ * The front door and the operator API: one function per route, all named httpApi-*.
+ *
+ * Two kinds of caller, two kinds of credential. Machine clients submit orders and read their status with a
+ * function key (authLevel "function"). People read and act through the operator routes as principals signed in
+ * by the platform's authentication (Entra ID), each with an app role; those routes are anonymous to the
+ * Functions host (a function key would not say who acted) and check the principal here. Health is open.
  */
+type Handler = (request: HttpRequest, context: InvocationContext) => Promise<HttpResponseInit>;
+
+/** An operator route: the handler runs only for a principal holding `role`. */
+const forRole =
+  (
+    role: Role,
+    handler: (
+      request: HttpRequest,
+      context: InvocationContext,
+      principal: Principal,
+    ) => Promise<HttpResponseInit>,
+  ): Handler =>
+  async (request, context) => {
+    const authorized = authorize(request, dependencies().config, role);
+    return authorized.ok ? handler(request, context, authorized.principal) : authorized.response;
+  };
+
 app.http("httpApi-submitOrder", {
   route: "orders",
   methods: ["POST"],
@@ -18,44 +47,46 @@ app.http("httpApi-submitOrder", {
   handler: (request: HttpRequest) => submitOrderRequest(dependencies(), request),
 });
 
+app.http("httpApi-getOrderStatus", {
+  route: "orders/{orderId}/status",
+  methods: ["GET"],
+  authLevel: "function",
+  handler: (request: HttpRequest) => orderStatusRequest(dependencies(), request),
+});
+
 app.http("httpApi-listOrders", {
   route: "orders",
   methods: ["GET"],
-  authLevel: "function",
-  handler: (request: HttpRequest) => listOrdersRequest(dependencies(), request),
+  authLevel: "anonymous",
+  handler: forRole(ROLES.reader, (request) => listOrdersRequest(dependencies(), request)),
 });
 
 app.http("httpApi-getOrder", {
   route: "orders/{orderId}",
   methods: ["GET"],
-  authLevel: "function",
-  handler: (request: HttpRequest) => getOrderRequest(dependencies(), request.params.orderId!),
+  authLevel: "anonymous",
+  handler: forRole(ROLES.reader, (request) => getOrderRequest(dependencies(), request)),
 });
 
 app.http("httpApi-getOrchestration", {
   route: "orders/{orderId}/orchestration",
   methods: ["GET"],
-  authLevel: "function",
+  authLevel: "anonymous",
   extraInputs: [df.input.durableClient()],
-  handler: (request: HttpRequest, context: InvocationContext) =>
-    orchestrationStatusRequest(dependencies(), df.getClient(context), request.params.orderId!),
+  handler: forRole(ROLES.reader, (request, context) =>
+    orchestrationStatusRequest(dependencies(), attemptClient(df.getClient(context)), request),
+  ),
 });
 
 for (const action of ["retry", "cancel"] as const) {
   app.http(`httpApi-${action}Order`, {
     route: `orders/{orderId}/${action}`,
     methods: ["POST"],
-    authLevel: "function",
+    authLevel: "anonymous",
     extraInputs: [df.input.durableClient()],
-    handler: async (request: HttpRequest, context: InvocationContext) => {
+    handler: forRole(ROLES.operator, async (request, context, principal) => {
       const deps = dependencies();
-      const { response, record } = await operatorActionRequest(
-        deps,
-        context,
-        request,
-        request.params.orderId!,
-        action,
-      );
+      const { response, record } = await operatorActionRequest(deps, context, request, action, principal);
       if (record?.processState === "Pending" || record?.processState === "CompensationPending") {
         // Start the retry or the undo now rather than at the next starter tick.
         await claimAndStart(
@@ -66,20 +97,20 @@ for (const action of ["retry", "cancel"] as const) {
         );
       }
       return response;
-    },
+    }),
   });
 }
 
 app.http("httpApi-stats", {
   route: "stats",
   methods: ["GET"],
-  authLevel: "function",
-  handler: () => statsRequest(dependencies()),
+  authLevel: "anonymous",
+  handler: forRole(ROLES.reader, () => statsRequest(dependencies())),
 });
 
 app.http("httpApi-health", {
   route: "health",
   methods: ["GET"],
   authLevel: "anonymous",
-  handler: () => healthRequest(dependencies()),
+  handler: (_request: HttpRequest, context: InvocationContext) => healthRequest(dependencies(), context),
 });

@@ -2,7 +2,7 @@ import * as df from "durable-functions";
 import type { OrchestrationContext, OrchestrationHandler } from "durable-functions";
 import { dependencies } from "../app/dependencies";
 import { replyEventName } from "../domain";
-import { SCHEDULER_ORCHESTRATION } from "../scheduler/startAttempt";
+import { SCHEDULER_ORCHESTRATION } from "../scheduler/durableClient";
 import {
   dispatchNext,
   recordReply,

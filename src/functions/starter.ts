@@ -1,7 +1,7 @@
 import { app, type InvocationContext, type Timer } from "@azure/functions";
 import * as df from "durable-functions";
 import { dependencies } from "../app/dependencies";
-import { startAttemptWith } from "../scheduler/startAttempt";
+import { startAttemptWith } from "../scheduler/durableClient";
 import { claimAndStart } from "../scheduler/starter";
 
 app.timer("starter", {

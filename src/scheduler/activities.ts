@@ -10,6 +10,7 @@ import {
   agentReplySchema,
   agentRequestId,
   agentRequestQueue,
+  checkReply,
   compensated,
   compensationStepDispatched,
   compensationStepDone,
@@ -18,13 +19,16 @@ import {
   nextStepIndex,
   nextUndoIndex,
   processed,
+  refuse,
   stepDispatched,
   stepFailedPermanent,
   stepFailedTransient,
   stepSucceeded,
   type AgentRequest,
   type ProcessState,
+  type StateRecord,
   type StepKind,
+  type TransitionResult,
 } from "../domain";
 import type { StoreOutcome } from "../services/stateStore";
 import { postStatus, raiseAlert } from "./notify";
@@ -105,7 +109,10 @@ export async function dispatchNext(
 
   const direction: StepKind = forward ? "do" : "undo";
   const completeBy = forward ? step.completeBy! : step.undo!.completeBy;
-  const requestId = agentRequestId(lockedBy, stepIndex, direction);
+  // The id the transition recorded: the reply router accepts an answer only to exactly this request. (A step
+  // dispatched by a build that did not record it has none; its answer is refused and the attempt retried.)
+  const requestId =
+    (forward ? step.requestId : step.undo!.requestId) ?? agentRequestId(lockedBy, stepIndex, direction);
   const request: AgentRequest = {
     requestId,
     orderId,
@@ -154,15 +161,23 @@ export async function recordReply(
 ): Promise<ReplyOutcome> {
   const reply = agentReplySchema.parse(input.reply);
   const { orderId, lockedBy } = input;
-  if (reply.instanceId !== lockedBy)
+  if (reply.instanceId !== lockedBy || reply.orderId !== orderId)
     return { kind: "stop", reason: `reply for ${reply.instanceId}, not this attempt` };
   const now = deps.now();
   const base = { now, lockedBy, stepIndex: reply.stepIndex };
+  // The router checked the reply against the record; the same check runs with each write, on the record written.
+  const apply = (decide: (r: StateRecord) => TransitionResult) =>
+    deps.states.apply(orderId, (r) => {
+      const verdict = checkReply(r, reply);
+      return verdict.verdict === "current"
+        ? decide(r)
+        : refuse(r, "recordReply", "UnknownRequest", verdict.reason);
+    });
   const error = reply.error ?? { code: "Unknown", message: "no error given" };
 
   if (reply.kind === "do") {
     if (reply.outcome === "ok") {
-      const outcome = await deps.states.apply(orderId, (r) => {
+      const outcome = await apply((r) => {
         // What the undo will need, taken from the answer by the step's definition in the record's version.
         const definition = deps.workflows.get(r.workflow)?.steps[reply.stepIndex];
         const compensation = definition?.compensationFrom(reply.result) ?? null;
@@ -182,13 +197,13 @@ export async function recordReply(
         : { kind: "stop", reason: fenced(outcome).reason };
     }
     if (reply.outcome === "transient") {
-      const outcome = await deps.states.apply(orderId, (r) => stepFailedTransient(r, { ...base, error }));
+      const outcome = await apply((r) => stepFailedTransient(r, { ...base, error }));
       return {
         kind: "stop",
         reason: outcome.kind === "written" ? `transient: ${error.code}` : fenced(outcome).reason,
       };
     }
-    const outcome = await deps.states.apply(orderId, (r) => stepFailedPermanent(r, { ...base, error }));
+    const outcome = await apply((r) => stepFailedPermanent(r, { ...base, error }));
     if (outcome.kind !== "written" && outcome.kind !== "unchanged")
       return { kind: "stop", reason: fenced(outcome).reason };
     const state = outcome.record.processState;
@@ -203,14 +218,12 @@ export async function recordReply(
   }
 
   if (reply.outcome === "ok") {
-    const outcome = await deps.states.apply(orderId, (r) =>
-      compensationStepDone(r, { ...base, result: reply.result ?? null }),
-    );
+    const outcome = await apply((r) => compensationStepDone(r, { ...base, result: reply.result ?? null }));
     return outcome.kind === "written" || outcome.kind === "unchanged"
       ? { kind: "continue" }
       : { kind: "stop", reason: fenced(outcome).reason };
   }
-  const outcome = await deps.states.apply(orderId, (r) =>
+  const outcome = await apply((r) =>
     compensationStepFailed(r, {
       ...base,
       error,

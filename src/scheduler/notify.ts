@@ -1,6 +1,6 @@
 import type { InvocationContext } from "@azure/functions";
 import type { Dependencies } from "../app/dependencies";
-import type { Alert, StateRecord, StatusMessage } from "../domain";
+import { capText, MAX_REASON_LENGTH, type Alert, type StateRecord, type StatusMessage } from "../domain";
 
 type Status = StatusMessage["status"];
 
@@ -31,14 +31,16 @@ export async function postStatus(
 
 /**
  * Raises an operator alert: an error-level log line with the orderId (for Application Insights alert rules) and
- * a message on the `alerts` queue. Unlike status, an alert that cannot be sent fails the caller, so that the
- * message that caused it is retried rather than the alert lost.
+ * a message on the `alerts` queue, its reason at most MAX_REASON_LENGTH characters. Unlike status, an alert
+ * that cannot be sent fails the caller, so that the message that caused it is retried rather than the alert lost.
  */
 export async function raiseAlert(
   deps: Dependencies,
   context: InvocationContext,
-  alert: Omit<Alert, "at">,
+  raised: Omit<Alert, "at">,
 ): Promise<void> {
+  // One bound for every alert, whoever wrote the reason: Service Bus refuses large messages, people skim.
+  const alert = { ...raised, reason: capText(raised.reason, MAX_REASON_LENGTH) };
   context.error(
     `ALERT ${alert.kind} order=${alert.orderId ?? "-"} state=${alert.processState ?? "-"}: ${alert.reason}`,
   );

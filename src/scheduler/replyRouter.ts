@@ -1,45 +1,60 @@
 import type { InvocationContext } from "@azure/functions";
 import type { Dependencies } from "../app/dependencies";
-import { agentReplySchema, replyEventName, validate } from "../domain";
+import { agentReplySchema, checkReply, ORDER_ID_PATTERN, validateBody } from "../domain";
+import type { AttemptClient } from "./durableClient";
 import { raiseAlert } from "./notify";
 
-/** The part of the durable client the router needs. */
-export interface EventRaiser {
-  raiseEvent(instanceId: string, eventName: string, eventData: unknown): Promise<void>;
-}
-
-export type RouteOutcome = "delivered" | "unknownInstance" | "invalid";
+export type RouteOutcome =
+  | { kind: "delivered" }
+  | { kind: "stale"; reason: string }
+  | { kind: "unknownInstance"; reason: string }
+  | { kind: "refused"; reason: string };
 
 /**
- * Turns an agent reply into an external event on the orchestration instance it names. A reply for an instance
- * that no longer exists is logged and dropped (completing the message): retrying it could never succeed. One for
- * a finished instance is accepted by the durable client and ignored. A duplicate reply for the same step is
- * raised again and never consumed, since each step waits only once: it changes nothing.
+ * Turns an agent reply into an external event on the orchestration that waits for it, but only a reply that
+ * answers the request the Scheduler recorded for that attempt, step and direction. Before any durable call:
+ * - the reply must be valid, its instanceId an attempt of its own order and its requestId that attempt's id for
+ *   the step (anything else was not written by an agent of this app: refused, with an InvalidMessage alert);
+ * - the state record must show that request (a reply for an attempt or step that was never dispatched is refused
+ *   the same way, so a forged answer can never wait, buffered, for the step it names);
+ * - a reply to an attempt that is over is dropped: the record has moved on and the Supervisor owns recovery.
+ * What is left is a reply for the current request, or a repeat of it, which the orchestration consumes once.
+ * A reply with every field right is indistinguishable from the agent's: only Service Bus rights stop it (see
+ * docs/operations.md, "Trust boundaries").
  */
 export async function routeReply(
   deps: Dependencies,
   context: InvocationContext,
-  client: EventRaiser,
+  client: Pick<AttemptClient, "deliverReply">,
   message: unknown,
+  options: { alert: boolean } = { alert: true },
 ): Promise<RouteOutcome> {
-  const parsed = validate(agentReplySchema, message);
+  const refuse = async (orderId: string | null, reason: string): Promise<RouteOutcome> => {
+    const full = `agent-replies: ${reason}`;
+    if (options.alert) {
+      await raiseAlert(deps, context, { kind: "InvalidMessage", orderId, processState: null, reason: full });
+    } else context.warn(`${full} (alerted on the first delivery)`);
+    return { kind: "refused", reason: full };
+  };
+  const parsed = validateBody(agentReplySchema, message);
   if (!parsed.ok) {
-    await raiseAlert(deps, context, {
-      kind: "InvalidMessage",
-      orderId: null,
-      processState: null,
-      reason: `agent-replies: ${parsed.message}`,
-    });
-    return "invalid";
+    const orderId = (message as { orderId?: unknown } | null)?.orderId;
+    return refuse(
+      typeof orderId === "string" && ORDER_ID_PATTERN.test(orderId) ? orderId : null,
+      parsed.message,
+    );
   }
   const reply = parsed.value;
+  const verdict = checkReply(await deps.states.get(reply.orderId), reply);
+  if (verdict.verdict === "unknown") return refuse(reply.orderId, verdict.reason);
+  if (verdict.verdict === "stale") return { kind: "stale", reason: verdict.reason };
   try {
-    await client.raiseEvent(reply.instanceId, replyEventName(reply.stepIndex, reply.kind), reply);
-    return "delivered";
+    await client.deliverReply(reply);
+    return { kind: "delivered" };
   } catch (error) {
+    // The record names the attempt, but the task hub does not know it (purged, or a start that never ran).
     if (error instanceof Error && /No instance with ID/.test(error.message)) {
-      context.warn(`agentReplies: ${reply.requestId} names unknown instance ${reply.instanceId}; dropped`);
-      return "unknownInstance";
+      return { kind: "unknownInstance", reason: `${reply.requestId}: no orchestration ${reply.instanceId}` };
     }
     throw error;
   }

@@ -1,6 +1,13 @@
 import { ServiceBusClient, type ServiceBusSender } from "@azure/service-bus";
 import type { ServiceBusConnectionConfig } from "../config";
-import { alertSchema, statusMessageSchema, type Alert, type StatusMessage } from "../domain";
+import {
+  AGENT_NAMES,
+  agentRequestQueue,
+  alertSchema,
+  statusMessageSchema,
+  type Alert,
+  type StatusMessage,
+} from "../domain";
 import { credentialFor } from "./cosmos";
 
 export function createServiceBusClient(connection: ServiceBusConnectionConfig): ServiceBusClient {
@@ -18,7 +25,7 @@ export interface OutgoingMessage {
   applicationProperties?: Record<string, string | number | boolean>;
 }
 
-/** Queue names of DESIGN §4. */
+/** The queues the app sends to besides the agent request queues and the status queues. */
 export const QUEUES = {
   orders: "orders",
   agentReplies: "agent-replies",
@@ -28,13 +35,28 @@ export const QUEUES = {
 /**
  * Sends to Service Bus queues with one cached sender per queue (opening an AMQP link per message would cost a
  * round trip each time). Used by activities, agents and HTTP functions; triggers receive through the host.
+ * It sends only to the queues the app has and the status queues the settings name (STATUS_QUEUES), so no
+ * input can make it open a link to a queue of its choosing, and the cache holds at most that many senders.
  */
 export class Messaging {
   private readonly senders = new Map<string, ServiceBusSender>();
+  private readonly allowed: ReadonlySet<string>;
 
-  constructor(private readonly client: ServiceBusClient) {}
+  constructor(
+    private readonly client: ServiceBusClient,
+    statusQueues: readonly string[],
+  ) {
+    this.allowed = new Set([
+      ...Object.values(QUEUES),
+      ...AGENT_NAMES.map(agentRequestQueue),
+      ...statusQueues,
+    ]);
+  }
 
   private sender(queue: string): ServiceBusSender {
+    if (!this.allowed.has(queue)) {
+      throw new Error(`queue ${JSON.stringify(queue)} is not one the app sends to (see STATUS_QUEUES)`);
+    }
     let sender = this.senders.get(queue);
     if (!sender) {
       sender = this.client.createSender(queue);

@@ -16,6 +16,12 @@ export type StoreOutcome =
   | { kind: "refused"; refusal: Refusal; record: StateRecord }
   | { kind: "notFound" };
 
+/** Where an operator listing stopped: the sort key of the last record of a page. */
+export interface ListPosition {
+  updatedAt: string;
+  orderId: string;
+}
+
 export interface Page<T> {
   items: T[];
   continuation: string | undefined;
@@ -164,20 +170,52 @@ export class StateStore {
     );
   }
 
-  /** Operator listing, most recently updated first within a state (or across all). */
-  list(opts: {
+  /**
+   * Operator listing, most recently updated first (ties by orderId), within a state or across all. Keyset paging:
+   * a page resumes strictly after the position of the previous page's last record, so any position is a valid
+   * request and no store cursor ever comes from a caller.
+   */
+  async list(opts: {
     state?: ProcessState | undefined;
     limit: number;
-    continuation?: string | undefined;
-  }): Promise<Page<StateRecord>> {
-    return opts.state
-      ? this.page(
-          "SELECT * FROM c WHERE c.processState = @state ORDER BY c.updatedAt DESC",
-          [{ name: "@state", value: opts.state }],
-          opts.limit,
-          opts.continuation,
-        )
-      : this.page("SELECT * FROM c ORDER BY c.updatedAt DESC", [], opts.limit, opts.continuation);
+    after?: ListPosition | undefined;
+  }): Promise<{ items: StateRecord[]; next: ListPosition | undefined }> {
+    if (!Number.isInteger(opts.limit) || opts.limit < 1 || opts.limit > 1000) {
+      throw new RangeError(`list: limit must be a whole number from 1 to 1000, got ${opts.limit}`);
+    }
+    const filters: string[] = [];
+    const parameters: SqlParameter[] = [];
+    if (opts.state) {
+      filters.push("c.processState = @state");
+      parameters.push({ name: "@state", value: opts.state });
+    }
+    if (opts.after) {
+      filters.push("(c.updatedAt < @updatedAt OR (c.updatedAt = @updatedAt AND c.id < @orderId))");
+      parameters.push(
+        { name: "@updatedAt", value: opts.after.updatedAt },
+        { name: "@orderId", value: opts.after.orderId },
+      );
+    }
+    // One more than asked tells whether another page follows. The order matches a composite index (see
+    // PROJECT_INDEXING_POLICY); with a state filter, the state leads, as Cosmos DB needs to use the index.
+    const query =
+      `SELECT TOP ${opts.limit + 1} * FROM c` +
+      (filters.length > 0 ? ` WHERE ${filters.join(" AND ")}` : "") +
+      (opts.state
+        ? " ORDER BY c.processState ASC, c.updatedAt DESC, c.id DESC"
+        : " ORDER BY c.updatedAt DESC, c.id DESC");
+    const { resources } = await this.container.items.query({ query, parameters }).fetchAll();
+    const items = resources
+      .slice(0, opts.limit)
+      .map((r: { orderId?: string }) => this.parse(r, r.orderId ?? "?"));
+    const last = items.at(-1);
+    return {
+      items,
+      next:
+        resources.length > opts.limit && last
+          ? { updatedAt: last.updatedAt, orderId: last.orderId }
+          : undefined,
+    };
   }
 
   async count(states: readonly ProcessState[]): Promise<number> {

@@ -1,11 +1,13 @@
 import type { InvocationContext } from "@azure/functions";
 import type { Dependencies } from "../app/dependencies";
+import type { AppConfig } from "../config";
 import {
   acceptResubmission,
-  isAllowedReplyTo,
+  ORDER_ID_PATTERN,
+  replyToProblem,
   orderSchema,
   submit,
-  validate,
+  validateBody,
   type Order,
   type StateRecord,
 } from "../domain";
@@ -19,17 +21,13 @@ export type SubmissionOutcome =
 /** Validation shared by the queue and the front door: the schema, then the replyTo policy. */
 export function validateOrder(
   body: unknown,
-  statusQueuePrefix: string,
+  config: Pick<AppConfig, "statusQueuePrefix" | "statusQueues">,
 ): { ok: true; order: Order } | { ok: false; reason: string } {
-  const parsed = validate(orderSchema, body);
+  const parsed = validateBody(orderSchema, body);
   if (!parsed.ok) return { ok: false, reason: parsed.message };
   const { replyTo } = parsed.value;
-  if (replyTo !== undefined && !isAllowedReplyTo(replyTo, statusQueuePrefix)) {
-    return {
-      ok: false,
-      reason: `replyTo: expected a status queue named ${statusQueuePrefix}<name>, got "${replyTo}"`,
-    };
-  }
+  const problem = replyTo === undefined ? undefined : replyToProblem(replyTo, config);
+  if (problem) return { ok: false, reason: problem };
   return { ok: true, order: parsed.value };
 }
 
@@ -49,12 +47,12 @@ export async function submitOrder(
     if (options.alert) await raiseAlert(d, c, a);
     else c.warn(`${a.kind} for ${a.orderId ?? "-"} (already alerted on the first delivery): ${a.reason}`);
   };
-  const checked = validateOrder(message, deps.config.statusQueuePrefix);
+  const checked = validateOrder(message, deps.config);
   const orderId = (message as { orderId?: unknown } | null)?.orderId;
   if (!checked.ok) {
     await alert(deps, context, {
       kind: "InvalidOrder",
-      orderId: typeof orderId === "string" ? orderId : null,
+      orderId: typeof orderId === "string" && ORDER_ID_PATTERN.test(orderId) ? orderId : null,
       processState: null,
       reason: checked.reason,
     });

@@ -7,7 +7,7 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PROCESS_STATES, type ProcessState, type StateRecord } from "../../src/domain";
-import { e2eOrder, startE2E, type E2E } from "../support/e2e";
+import { E2E_OPERATOR, e2eOrder, startE2E, type E2E } from "../support/e2e";
 import { NO_CHROMIUM, chromiumPath, launchChromium } from "./chromium";
 
 let e2e: E2E;
@@ -247,7 +247,7 @@ describe.skipIf(!chromiumPath)(
       expect((await e2e.state(order.orderId))?.processState).toBe("Processed");
       await expect.poll(auditEvents).toContain("processed");
       expect(await page.locator('#audit-trail tr[data-event="operatorRetry"] td').nth(2).textContent()).toBe(
-        "operator:dashboard",
+        `operator:${E2E_OPERATOR.name} (${E2E_OPERATOR.id})`,
       );
       expect(await page.locator("#retry").isDisabled()).toBe(true);
 

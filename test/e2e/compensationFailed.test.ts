@@ -65,7 +65,7 @@ it("a refused refund stops compensation in CompensationFailed with an alert; an 
 
   // What fixes it: the operator clears the cause and retries; compensation resumes where it stopped.
   await e2e.clearFaults();
-  expect((await e2e.api(`/api/orders/${order.orderId}/retry`, { method: "POST" })).status).toBe(202);
+  expect((await e2e.operate(order.orderId, "retry")).status).toBe(202);
   const done = await e2e.waitForState(order.orderId, ["Compensated"]);
   expect(done.steps.map((s) => s.undo?.status ?? null)).toEqual(["Succeeded", "Succeeded", null]);
   const after = await e2e.ledger(order.orderId);

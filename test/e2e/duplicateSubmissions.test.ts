@@ -14,6 +14,7 @@ import {
   type E2E,
   type QueueLog,
   forOrder,
+  sendToQueue,
 } from "../support/e2e";
 
 let e2e: E2E;
@@ -25,14 +26,7 @@ beforeAll(async () => {
 afterAll(() => e2e?.stop());
 
 type Alert = { kind: string; orderId: string | null; reason: string };
-async function sendToOrdersQueue(body: unknown, messageId: string): Promise<void> {
-  const sender = e2e.bus.createSender("orders");
-  try {
-    await sender.sendMessages({ body, messageId, contentType: "application/json" });
-  } finally {
-    await sender.close();
-  }
-}
+const sendToOrdersQueue = (body: unknown, messageId: string) => sendToQueue(e2e, "orders", body, messageId);
 
 /** One order processed once: three effects, each applied by one request under its own key. */
 async function expectOneSetOfEffects(orderId: string): Promise<void> {
@@ -99,8 +93,9 @@ it("the same orderId with different data is refused (409 at the door, dead lette
     `order ${order.orderId} was already submitted with different data`,
   );
 
-  // Straight to the queue (a MessageId other than the orderId, or duplicate detection would drop it).
-  const messageId = `${order.orderId}-conflicting`;
+  // Straight to the queue under the MessageId the first version had: the queue has no duplicate detection to drop
+  // it unseen, so it reaches the app, which refuses it.
+  const messageId = order.orderId;
   await sendToOrdersQueue(conflicting, messageId);
   const dead = await waitForDeadLetter(e2e, "orders", messageId);
   expect(dead.deadLetterReason).toBe("MaxDeliveryCountExceeded");

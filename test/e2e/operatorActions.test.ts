@@ -28,11 +28,10 @@ afterAll(() => e2e?.stop());
 type Message = { orderId: string; kind?: string; status?: string; reason?: string };
 const label = (e: { service: string; operation: string }) => `${e.service}.${e.operation}`;
 
+/** A person signed in with the operator role: the audit trail names her, by sign-in name and object id. */
+const ada = { name: "ada@contoso.com", id: "oid-ada", roles: ["Orders.Operator"] };
 const operator = (orderId: string, action: "retry" | "cancel") =>
-  e2e.api(`/api/orders/${encodeURIComponent(orderId)}/${action}`, {
-    method: "POST",
-    headers: { "x-operator": "e2e" },
-  });
+  e2e.operate(orderId, action, { as: ada, reason: `${action} from the e2e test` });
 
 it("retry sends an Error order back to work once the cause is fixed; retrying a Processed order is 409", async () => {
   const order = e2eOrder("OPRETRY");
@@ -57,7 +56,13 @@ it("retry sends an Error order back to work once the cause is fixed; retrying a 
 
   const done = await e2e.waitForState(order.orderId, ["Processed"]);
   expect(done).toMatchObject({ failureCount: 0, attempt: 4 });
-  expect(done.history.some((h) => h.event === "operatorRetry" && h.by === "operator:e2e")).toBe(true);
+  expect(done.history).toContainEqual(
+    expect.objectContaining({
+      event: "operatorRetry",
+      by: "operator:ada@contoso.com (oid-ada)",
+      detail: "retry from the e2e test",
+    }),
+  );
   const ledger = await e2e.ledger(order.orderId);
   expect(ledger.map(label)).toEqual(["inventory.reserve", "payment.charge", "shipping.book"]);
   expect(ledger.every((e) => e.applied && e.requests === 1)).toBe(true);
@@ -90,7 +95,10 @@ it("cancel of an order stuck mid-flight undoes its steps newest first; cancellin
   expect(await cancelled.json()).toMatchObject({ processState: "CompensationPending" });
 
   const done = await e2e.waitForState(order.orderId, ["Compensated"]);
-  expect(done.compensationRequest).toMatchObject({ requestedBy: "operator:e2e" });
+  expect(done.compensationRequest).toMatchObject({
+    requestedBy: "operator:ada@contoso.com (oid-ada)",
+    reason: "cancel from the e2e test",
+  });
   // The booking is in doubt (no answer), so it is undone too, before the charge and the reservation.
   expect(done.steps.map((s) => [s.status, s.undo?.status ?? null])).toEqual([
     ["Succeeded", "Succeeded"],

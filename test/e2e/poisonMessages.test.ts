@@ -5,7 +5,15 @@
  * written to the store and no remote service is called.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { e2eOrder, queueLog, startE2E, waitForDeadLetter, type E2E, type QueueLog } from "../support/e2e";
+import {
+  e2eOrder,
+  queueLog,
+  sendToQueue,
+  startE2E,
+  waitForDeadLetter,
+  type E2E,
+  type QueueLog,
+} from "../support/e2e";
 
 let e2e: E2E;
 let alerts: QueueLog;
@@ -42,14 +50,7 @@ const cases = [
   },
 ];
 
-async function sendRaw(body: unknown, messageId: string): Promise<void> {
-  const sender = e2e.bus.createSender("orders");
-  try {
-    await sender.sendMessages({ body, messageId, contentType: "application/json" });
-  } finally {
-    await sender.close();
-  }
-}
+const sendRaw = (body: unknown, messageId: string) => sendToQueue(e2e, "orders", body, messageId);
 
 it("sent straight to the orders queue: dead-lettered, one InvalidOrder alert naming the field", async () => {
   await Promise.all([

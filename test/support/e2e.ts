@@ -7,6 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ServiceBusClient } from "@azure/service-bus";
+import { encodeClientPrincipal, type ClientPrincipal } from "../../devhost/auth";
 import { startDevHost, type DevHost, type LogRecord } from "../../devhost/host";
 import { startEmulators, type EmulatorHandles } from "../../devhost/emulators/main";
 import type { ProcessState, StateRecord } from "../../src/domain";
@@ -26,7 +27,12 @@ export const E2E_SETTINGS: Record<string, string> = {
   SUPERVISOR_MAX_FAILURES: "2",
   SUPERVISOR_BACKOFF_SECONDS: "1",
   SUPERVISOR_LEASE_SECONDS: "5",
+  // No platform in front of the devhost: it passes on the principal a request carries, or adds E2E_OPERATOR.
+  OPERATOR_AUTH: "header",
 };
+
+/** Who the harness's requests act as unless a test says otherwise: an operator, so every route answers. */
+export const E2E_OPERATOR = { name: "e2e-operator", id: "oid-e2e-operator", roles: ["Orders.Operator"] };
 
 export interface FaultSpec {
   service: "inventory" | "payment" | "shipping";
@@ -59,6 +65,12 @@ export interface E2E {
   api(pathAndQuery: string, init?: RequestInit): Promise<Response>;
   /** POST /api/orders; returns the response. */
   submit(order: unknown): Promise<Response>;
+  /** POST /api/orders/{orderId}/retry or /cancel with a JSON body, as E2E_OPERATOR unless `as` is given. */
+  operate(
+    orderId: string,
+    action: "retry" | "cancel",
+    options?: { as?: ClientPrincipal; reason?: string },
+  ): Promise<Response>;
   state(orderId: string): Promise<StateRecord | null>;
   /** Polls the state record until it is in one of `states`; fails with the last state seen after `timeoutMs`. */
   waitForState(orderId: string, states: ProcessState[], timeoutMs?: number): Promise<StateRecord>;
@@ -70,7 +82,11 @@ export interface E2E {
   stop(): Promise<void>;
 }
 
-export async function startE2E(settings: Record<string, string> = {}): Promise<E2E> {
+export async function startE2E(
+  settings: Record<string, string> = {},
+  /** The principal of requests that send none (default E2E_OPERATOR); null: requests act as nobody. */
+  options: { signedInAs?: ClientPrincipal | null } = {},
+): Promise<E2E> {
   const emulators = await startEmulators({ ports: { serviceBus: 0, cosmos: 0, simulator: 0 } });
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "e2e-"));
   const logs: LogRecord[] = [];
@@ -80,6 +96,7 @@ export async function startE2E(settings: Record<string, string> = {}): Promise<E
     port: 0,
     emulators,
     settings: { ...E2E_SETTINGS, ...settings },
+    signedInAs: options.signedInAs === undefined ? E2E_OPERATOR : options.signedInAs,
     log: (record) => {
       logs.push(record);
       if (process.env.E2E_LOGS) process.stdout.write(`${record.message}\n`);
@@ -90,7 +107,10 @@ export async function startE2E(settings: Record<string, string> = {}): Promise<E
 
   const api = (pathAndQuery: string, init?: RequestInit) => fetch(`${host.url}${pathAndQuery}`, init);
   const state = async (orderId: string): Promise<StateRecord | null> => {
-    const res = await api(`/api/orders/${encodeURIComponent(orderId)}`);
+    // The harness reads as an operator whatever principal the devhost adds (none, in the sign-in tests).
+    const res = await api(`/api/orders/${encodeURIComponent(orderId)}`, {
+      headers: encodeClientPrincipal(E2E_OPERATOR),
+    });
     if (res.status === 404) return null;
     return ((await res.json()) as { state: StateRecord | null }).state;
   };
@@ -105,6 +125,12 @@ export async function startE2E(settings: Record<string, string> = {}): Promise<E
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify(order),
+      }),
+    operate: (orderId, action, opts = {}) =>
+      api(`/api/orders/${encodeURIComponent(orderId)}/${action}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...encodeClientPrincipal(opts.as ?? E2E_OPERATOR) },
+        body: JSON.stringify(opts.reason ? { reason: opts.reason } : {}),
       }),
     state,
     async waitForState(orderId, states, timeoutMs = 30_000) {
@@ -312,4 +338,33 @@ export async function waitForRecord(
   throw new Error(
     `order ${orderId}: condition not met within ${timeoutMs} ms; last state ${last?.processState ?? "none"}: ${JSON.stringify(last?.history.slice(-5))}`,
   );
+}
+
+/** Sends one message to a queue of the app as any producer could: body, MessageId and content type as given. */
+export async function sendToQueue(
+  e2e: E2E,
+  queue: string,
+  body: unknown,
+  messageId: string,
+  contentType: string | undefined = "application/json",
+): Promise<void> {
+  const sender = e2e.bus.createSender(queue);
+  try {
+    await sender.sendMessages({ body, messageId, ...(contentType ? { contentType } : {}) });
+  } finally {
+    await sender.close();
+  }
+}
+
+/** What a user checks to see that nothing happened to an order: its documents as the API shows them, and its ledger. */
+export async function orderSnapshot(
+  e2e: E2E,
+  orderId: string,
+): Promise<{ order: unknown; state: unknown; ledger: LedgerEntry[] }> {
+  const res = await e2e.api(`/api/orders/${encodeURIComponent(orderId)}`);
+  const body =
+    res.status === 404
+      ? { order: null, state: null }
+      : ((await res.json()) as { order: unknown; state: unknown });
+  return { order: body.order, state: body.state, ledger: await e2e.ledger(orderId) };
 }

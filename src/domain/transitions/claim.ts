@@ -1,4 +1,5 @@
-import { instanceIdFor, type StateRecord } from "../stateRecord";
+import { instanceIdFor } from "../ids";
+import type { StateRecord } from "../stateRecord";
 import { addSeconds, commit, refuse, type TransitionResult } from "./result";
 
 export interface ClaimContext {

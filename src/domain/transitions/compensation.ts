@@ -1,3 +1,4 @@
+import { agentRequestId } from "../ids";
 import { nextUndoIndex, type ErrorInfo, type ProcessState, type StateRecord } from "../stateRecord";
 import { addSeconds, checkFence, commit, refuse, release, unchanged, type TransitionResult } from "./result";
 import type { DispatchContext, FencedContext, StepFailureContext, StepOutcomeContext } from "./steps";
@@ -83,6 +84,7 @@ export function compensationStepDispatched(record: StateRecord, ctx: DispatchCon
       const completeBy = addSeconds(ctx.now, ctx.stepTimeoutSeconds);
       s.undo = {
         status: "Dispatched",
+        requestId: agentRequestId(ctx.lockedBy, expected, "undo"),
         dispatchedAt: ctx.now.toISOString(),
         dispatchedInAttempt: draft.attempt,
         completeBy,

@@ -23,6 +23,8 @@ export const REFUSAL_CODES = [
   "OrderConflict",
   /** Compensation was already requested or is running. */
   "AlreadyCompensating",
+  /** A reply that answers no request the record shows for its attempt, step and direction. */
+  "UnknownRequest",
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 

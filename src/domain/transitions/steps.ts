@@ -1,3 +1,4 @@
+import { agentRequestId } from "../ids";
 import { nextStepIndex, nextUndoIndex, type ErrorInfo, type StateRecord, type Step } from "../stateRecord";
 import { addSeconds, checkFence, commit, refuse, release, unchanged, type TransitionResult } from "./result";
 
@@ -76,6 +77,7 @@ export function stepDispatched(record: StateRecord, ctx: DispatchContext): Trans
     s.dispatchedAt = ctx.now.toISOString();
     s.completeBy = addSeconds(ctx.now, ctx.stepTimeoutSeconds);
     s.dispatchedInAttempt = draft.attempt;
+    s.requestId = agentRequestId(ctx.lockedBy, expected, "do");
     draft.completeBy = s.completeBy;
   });
 }

@@ -29,6 +29,7 @@ export function submit(order: Order, ctx: SubmitContext): StateRecord {
       completeBy: null,
       dispatchedAt: null,
       dispatchedInAttempt: null,
+      requestId: null,
       completedAt: null,
       result: null,
       compensation: null,

@@ -45,7 +45,8 @@ describe("Cosmos emulator start-up", () => {
       expect(composites).toEqual([
         "/processState ascending, /createdAt ascending",
         "/processState ascending, /completeBy ascending",
-        "/processState ascending, /updatedAt ascending",
+        "/updatedAt descending, /id descending",
+        "/processState ascending, /updatedAt descending, /id descending",
       ]);
     }
   });

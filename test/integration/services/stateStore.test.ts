@@ -6,7 +6,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { claim, expire, orderWorkflowV1, submit, type StateRecord } from "../../../src/domain";
 import { createCosmosClient } from "../../../src/services/cosmos";
 import { StateStore } from "../../../src/services/stateStore";
-import { startCosmosEmulator, type CosmosEmulator } from "../../../devhost/emulators/cosmos";
+import {
+  PROJECT_INDEXING_POLICY,
+  startCosmosEmulator,
+  type CosmosEmulator,
+} from "../../../devhost/emulators/cosmos";
 import { T0, at, sampleOrder } from "../../support/domain";
 
 let emulator: CosmosEmulator;
@@ -27,9 +31,11 @@ afterAll(async () => {
 beforeEach(async () => {
   // A fresh container per test keeps the tests independent without restarting the emulator.
   const id = `state-${++run}`;
-  const { container } = await client
-    .database(emulator.database)
-    .containers.createIfNotExists({ id, partitionKey: { paths: ["/orderId"] } });
+  const { container } = await client.database(emulator.database).containers.createIfNotExists({
+    id,
+    partitionKey: { paths: ["/orderId"] },
+    indexingPolicy: PROJECT_INDEXING_POLICY,
+  });
   store = new StateStore(container);
 });
 
@@ -121,15 +127,29 @@ describe("StateStore", () => {
     expect(pages).toBe(3);
   });
 
-  it("lists by state with continuation and counts per state", async () => {
-    for (let i = 0; i < 3; i++) await store.create(newRecord(`ORD-L${i}`, at(i)));
-    await store.apply("ORD-L0", (r) => claim(r, { now: at(10), claimTimeoutSeconds: 60 }));
-    const first = await store.list({ state: "Pending", limit: 1 });
-    expect(first.items).toHaveLength(1);
-    const second = await store.list({ state: "Pending", limit: 5, continuation: first.continuation });
-    expect([...first.items, ...second.items].map((r) => r.orderId).sort()).toEqual(["ORD-L1", "ORD-L2"]);
+  it("lists newest first, within a state or across all, page after page without gaps or repeats", async () => {
+    // Seven records; three share one updatedAt, so the orderId has to break the tie.
+    const times = [at(1), at(2), at(2), at(2), at(3), at(4), at(5)];
+    for (const [i, t] of times.entries()) await store.create(newRecord(`ORD-L${i}`, t));
+    await store.apply("ORD-L6", (r) => claim(r, { now: at(10), claimTimeoutSeconds: 60 }));
+
+    const walk = async (state?: "Pending") => {
+      const seen: string[] = [];
+      let after: Awaited<ReturnType<StateStore["list"]>>["next"];
+      do {
+        const page = await store.list({ state, limit: 2, after });
+        seen.push(...page.items.map((r) => r.orderId));
+        after = page.next;
+      } while (after);
+      return seen;
+    };
+    expect(await walk()).toEqual(["ORD-L6", "ORD-L5", "ORD-L4", "ORD-L3", "ORD-L2", "ORD-L1", "ORD-L0"]);
+    expect(await walk("Pending")).toEqual(["ORD-L5", "ORD-L4", "ORD-L3", "ORD-L2", "ORD-L1", "ORD-L0"]);
+    // A full last page says so: no position to resume from.
+    expect((await store.list({ state: "Pending", limit: 6 })).next).toBeUndefined();
+
     const counts = await store.countByState();
-    expect(counts).toMatchObject({ Pending: 2, Processing: 1, Processed: 0 });
-    expect(await store.count(["Pending", "Processing"])).toBe(3);
+    expect(counts).toMatchObject({ Pending: 6, Processing: 1, Processed: 0 });
+    expect(await store.count(["Pending", "Processing"])).toBe(7);
   });
 });

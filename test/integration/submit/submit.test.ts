@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ServiceBusEmulator } from "../../../devhost/emulators/servicebus";
 import { SAMPLE_PAYMENT_LIMIT } from "../../../devhost/sampleOrders";
 import { main } from "../../../devhost/submit";
-import { orderSchema, orderTotal } from "../../../src/domain/order";
+import { orderSchema, orderTotal, submissionMessageId } from "../../../src/domain/order";
 
 let emulator: ServiceBusEmulator;
 let client: ServiceBusClient;
@@ -57,7 +57,7 @@ async function closedPort(): Promise<number> {
 }
 
 describe("npm run submit", () => {
-  it("sends --count valid orders to orders, messageId = orderId, in batches", async () => {
+  it("sends --count valid orders to orders, messageId = orderId:fingerprint, in batches", async () => {
     const io = captureIo();
     const code = await main(["--count", "25", "--connection", cs, "--prefix", "T"], io);
     expect(io.err).toEqual([]);
@@ -68,10 +68,13 @@ describe("npm run submit", () => {
     const messages = await drain("orders", 25);
     const ids = messages.map((m) => m.messageId);
     expect(new Set(ids).size).toBe(25);
-    expect([...ids].sort()).toEqual(Array.from({ length: 25 }, (_, k) => `T-${k + 1}`).sort());
+    expect(ids.map((id) => String(id).split(":")[0]).sort()).toEqual(
+      Array.from({ length: 25 }, (_, k) => `T-${k + 1}`).sort(),
+    );
     for (const message of messages) {
       const order = orderSchema.parse(message.body);
-      expect(message.messageId).toBe(order.orderId);
+      expect(message.messageId).toBe(submissionMessageId(order));
+      expect(message.messageId).toMatch(new RegExp(`^${order.orderId}:[0-9a-f]{16}$`));
       expect(message.contentType).toBe("application/json");
       expect(order.replyTo).toBe("status-demo");
       expect(orderTotal(order)).toBeLessThanOrEqual(SAMPLE_PAYMENT_LIMIT);
@@ -89,7 +92,7 @@ describe("npm run submit", () => {
     expect(over.sort()).toEqual(["DC-10", "DC-15", "DC-20", "DC-25", "DC-5"]);
   });
 
-  it("sends one message per call with --no-batch, and a re-run with the same prefix adds no duplicates", async () => {
+  it("sends one message per call with --no-batch; a re-run with the same prefix and seed sends the same orders", async () => {
     const argv = [
       "--count",
       "3",
@@ -100,13 +103,21 @@ describe("npm run submit", () => {
       "--no-batch",
       "--reply-to",
       "status-x1",
+      "--seed",
+      "7",
     ];
     expect(await main(argv, captureIo())).toBe(0);
     expect(await main(argv, captureIo())).toBe(0);
-    expect(emulator.queueCounts("orders").active).toBe(3);
-    const messages = await drain("orders", 3);
-    expect(messages.map((m) => m.messageId).sort()).toEqual(["NB-1", "NB-2", "NB-3"]);
-    expect(messages.map((m) => (m.body as { replyTo: string }).replyTo)).toEqual(Array(3).fill("status-x1"));
+    // The queue keeps both runs (it has no duplicate detection); the app takes the second as resends: the same
+    // MessageId, the same body, hence the same fingerprint.
+    expect(emulator.queueCounts("orders").active).toBe(6);
+    const messages = await drain("orders", 6);
+    const byId = new Map<string, unknown[]>();
+    for (const m of messages)
+      byId.set(String(m.messageId), [...(byId.get(String(m.messageId)) ?? []), m.body]);
+    expect([...byId.keys()].map((id) => id.split(":")[0]).sort()).toEqual(["NB-1", "NB-2", "NB-3"]);
+    for (const bodies of byId.values()) expect(bodies).toEqual([bodies[0], bodies[0]]);
+    expect(messages.map((m) => (m.body as { replyTo: string }).replyTo)).toEqual(Array(6).fill("status-x1"));
   });
 
   it("reports a queue that does not exist, naming it", async () => {

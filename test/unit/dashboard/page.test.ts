@@ -5,7 +5,13 @@ import { dashboardContentSecurityPolicy, renderDashboardPage } from "../../../sr
 import { DASHBOARD_SCRIPT } from "../../../src/dashboard/script";
 import { PROCESS_STATES } from "../../../src/domain";
 
-const options = { apiBase: "/api/", simulatorUrl: "", agentMaxAttempts: 3, nonce: "bm9uY2U=" };
+const options = {
+  apiBase: "/api/",
+  simulatorUrl: "",
+  agentMaxAttempts: 3,
+  nonce: "bm9uY2U=",
+  signedInAs: { name: "ada@contoso.com", roles: ["Orders.Operator"], canOperate: true },
+};
 
 const embeddedConfig = (html: string): Record<string, unknown> => {
   const match = /<script type="application\/json" id="dashboard-config">([^<]*)<\/script>/.exec(html);
@@ -30,6 +36,19 @@ describe("dashboard page", () => {
       states: [...PROCESS_STATES],
     });
     expect(html.match(/nonce="bm9uY2U="/g)).toHaveLength(2);
+  });
+
+  it("names the signed-in principal as text, and says when the page is read only", () => {
+    const html = renderDashboardPage(options);
+    expect(html).toContain("Signed in as <strong>ada@contoso.com</strong> (Orders.Operator)");
+    const reader = renderDashboardPage({
+      ...options,
+      signedInAs: { name: "<img src=x onerror=alert(1)>", roles: ["Orders.Reader"], canOperate: false },
+    });
+    expect(reader).toContain("&#60;img src=x onerror=alert(1)&#62;");
+    expect(reader).not.toContain("<img src=x");
+    expect(reader).toContain("read only: retry and cancel need the operator role");
+    expect(embeddedConfig(reader)).toMatchObject({ signedInAs: { canOperate: false } });
   });
 
   it("shows the devhost playground only when a simulator is configured", () => {

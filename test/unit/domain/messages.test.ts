@@ -58,6 +58,48 @@ describe("agent messages", () => {
     ).toBe(true);
   });
 
+  it("refuses a reply whose ids do not fit together, naming the field", () => {
+    const reply = {
+      requestId: "ORD-1:2:1:do",
+      orderId: "ORD-1",
+      instanceId: "ORD-1:2",
+      stepIndex: 1,
+      kind: "do",
+    };
+    const problems = (overrides: Record<string, unknown>): string => {
+      const result = validate(agentReplySchema, { ...reply, outcome: "ok", ...overrides });
+      return result.ok ? "accepted" : result.message;
+    };
+    expect(problems({})).toBe("accepted");
+    // The id the durable client would put in its URL as it is.
+    expect(problems({ instanceId: "ORD-1:2/terminate?reason=x" })).toContain(
+      'instanceId: expected an attempt id <orderId>:<attempt>, got "ORD-1:2/terminate?reason=x"',
+    );
+    expect(problems({ orderId: "ORD-9" })).toContain(
+      '(root): instanceId: "ORD-1:2" is an attempt of order "ORD-1", not of "ORD-9"',
+    );
+    expect(problems({ requestId: "ORD-1:2:0:do" })).toContain(
+      'requestId: expected "ORD-1:2:1:do" for step 1 do of ORD-1:2, got "ORD-1:2:0:do"',
+    );
+    expect(problems({ kind: "undo" })).toContain('requestId: expected "ORD-1:2:1:undo"');
+    expect(problems({ orderId: "ORD/1" })).toContain("orderId: expected 1-64 letters");
+    expect(problems({ instanceId: "ORD-1:0", requestId: "ORD-1:0:1:do" })).toContain("instanceId:");
+    expect(problems({ result: { blob: "x".repeat(20_000) } })).toContain(
+      "result: expected at most 16384 bytes",
+    );
+  });
+
+  it("refuses a request whose idempotency key is not its order's step key", () => {
+    const result = validate(agentRequestSchema, { ...request, idempotencyKey: "ORD-2:chargePayment:do" });
+    expect(result.ok).toBe(false);
+    if (!result.ok)
+      expect(result.message).toBe(
+        'idempotencyKey: expected "ORD-1:chargePayment:do", got "ORD-2:chargePayment:do"',
+      );
+    const header = validate(agentRequestSchema, { ...request, step: "charge\r\nX-Evil: 1" });
+    expect(header.ok).toBe(false);
+  });
+
   it("validates alerts and status messages", () => {
     const at = "2026-11-29T10:00:00.000Z";
     expect(

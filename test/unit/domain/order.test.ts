@@ -21,12 +21,64 @@ describe("order schema", () => {
       "shippingAddress.country",
     ],
     [{ replyTo: "Status Queue" }, "replyTo"],
+    // Payment refuses 0; and an amount must be one a payment can be made of.
+    [{ items: [{ sku: "A", quantity: 1, unitPrice: 0 }] }, "items.0.unitPrice"],
+    [{ items: [{ sku: "A", quantity: 1, unitPrice: 1e308 }] }, "items.0.unitPrice"],
+    [{ items: [{ sku: "A", quantity: 10_000, unitPrice: 1_000_000 }] }, "items.0"],
+    [{ items: Array.from({ length: 11 }, () => ({ sku: "A", quantity: 1, unitPrice: 1_000_000 })) }, "items"],
+    [{ currency: "JPY", items: [{ sku: "A", quantity: 1, unitPrice: 9.99 }] }, "items.0.unitPrice"],
+    [{ items: "many" }, "items"],
+    [{ items: [null] }, "items.0"],
+    // Real codes, not only the right shape.
+    [{ currency: "ZZZ" }, "currency"],
+    [{ currency: "ABC" }, "currency"],
+    [{ currency: "XXX" }, "currency"],
+    [
+      { shippingAddress: { line1: "x", city: "y", postalCode: "1", country: "ZZ" } },
+      "shippingAddress.country",
+    ],
+    [
+      { shippingAddress: { line1: "x", city: "y", postalCode: "1", country: "UK" } },
+      "shippingAddress.country",
+    ],
+    [
+      { shippingAddress: { line1: "x", city: "y", postalCode: "1", country: "EU" } },
+      "shippingAddress.country",
+    ],
   ])("names the bad field for %j", (override, path) => {
     const result = validate(orderSchema, { ...sampleOrder(), ...override });
     expect(result.ok).toBe(false);
     if (!result.ok) {
       expect(result.issues.map((i) => i.path)).toContain(path);
       expect(result.message).toMatch(new RegExp(`^${path.replace(/\./g, "\\.")}: expected`));
+    }
+  });
+
+  it("says what range an amount must be in, not how many decimals it has", () => {
+    const result = validate(
+      orderSchema,
+      sampleOrder({ items: [{ sku: "A", quantity: 1, unitPrice: 1e308 }] }),
+    );
+    expect(result.ok ? "accepted" : result.message).toBe(
+      "items.0.unitPrice: expected an amount from 0.01 to 1000000",
+    );
+  });
+
+  it("accepts real codes and amounts at the limits", () => {
+    for (const [currency, country, unitPrice] of [
+      ["EUR", "DE", 0.01],
+      ["USD", "US", 1_000_000],
+      ["JPY", "JP", 1500],
+      ["GBP", "GB", 9.99],
+      ["CHF", "CH", 10],
+    ] as const) {
+      const order = sampleOrder({
+        currency,
+        items: [{ sku: "A", quantity: 10, unitPrice }],
+        shippingAddress: { line1: "x", city: "y", postalCode: "1", country },
+      });
+      const result = validate(orderSchema, order);
+      expect(result.ok ? "accepted" : result.message, `${currency} ${country} ${unitPrice}`).toBe("accepted");
     }
   });
 

@@ -1,0 +1,51 @@
+import type { DurableClient } from "durable-functions";
+import { parseInstanceId, quoteValue, replyEventName, type AgentReply } from "../domain";
+import type { StartAttempt } from "./starter";
+
+export const SCHEDULER_ORCHESTRATION = "scheduler";
+
+/**
+ * The durable client puts instance ids into the paths of its HTTP calls as they are, so an id such as
+ * `X:1/terminate?reason=x` would turn one call into another. Every call the app makes goes through here and
+ * carries only an id in the attempt format the starter creates, whose alphabet needs no encoding.
+ */
+function attemptId(instanceId: string): string {
+  if (!parseInstanceId(instanceId)) {
+    throw new Error(
+      `refused a durable call for ${quoteValue(instanceId)}: not an attempt id <orderId>:<attempt>`,
+    );
+  }
+  return instanceId;
+}
+
+/** The app's calls on the durable client, each for one validated attempt id. */
+export interface AttemptClient {
+  start(instanceId: string, orderId: string): Promise<void>;
+  deliverReply(reply: AgentReply): Promise<void>;
+  getStatus: DurableClient["getStatus"];
+}
+
+export function attemptClient(client: DurableClient): AttemptClient {
+  return {
+    async start(instanceId, orderId) {
+      await client.startNew(SCHEDULER_ORCHESTRATION, {
+        instanceId: attemptId(instanceId),
+        input: { orderId },
+      });
+    },
+    async deliverReply(reply) {
+      await client.raiseEvent(
+        attemptId(reply.instanceId),
+        replyEventName(reply.stepIndex, reply.kind),
+        reply,
+      );
+    },
+    getStatus: (instanceId, options) => client.getStatus(attemptId(instanceId), options),
+  };
+}
+
+/** Starts the Scheduler orchestration of a claimed attempt, with the claim's lockedBy as its instance id. */
+export function startAttemptWith(client: DurableClient): StartAttempt {
+  const attempts = attemptClient(client);
+  return (instanceId, orderId) => attempts.start(instanceId, orderId);
+}

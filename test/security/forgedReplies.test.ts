@@ -1,0 +1,195 @@
+/**
+ * Hostile input on `agent-replies`: replies that answer no request the Scheduler sent. Each one is refused before
+ * any durable call (the orchestration keeps running, nothing is terminated or raised), dead-lettered, and raises
+ * one InvalidMessage alert of bounded size that names the mismatch; the order, its state record and the ledger
+ * stay as they were. The orders wait on a hanging service for the whole file, so their records cannot move.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { agentRequestId } from "../../src/domain";
+import {
+  e2eOrder,
+  orderSnapshot,
+  queueLog,
+  sendToQueue,
+  startE2E,
+  waitForDeadLetter,
+  waitForRecord,
+  type E2E,
+  type QueueLog,
+} from "../support/e2e";
+
+let e2e: E2E;
+let alerts: QueueLog;
+beforeAll(async () => {
+  // One agent call that hangs for 30 s inside a 40 s step: the step stays Dispatched while the test forges.
+  e2e = await startE2E({
+    STEP_TIMEOUT_SECONDS: "40",
+    AGENT_ATTEMPT_TIMEOUT_SECONDS: "30",
+    AGENT_MAX_ATTEMPTS: "1",
+  });
+  alerts = queueLog(e2e, "alerts");
+});
+afterAll(() => e2e?.stop());
+
+type Alert = { kind: string; orderId: string | null; reason: string };
+
+/** An order whose step `hangingStep` was dispatched and is waiting for an answer that will not come in time. */
+async function orderWaitingOn(prefix: string, service: "inventory" | "shipping", hangingStep: number) {
+  const order = e2eOrder(prefix);
+  await e2e.injectFault({ service, orderId: order.orderId, kind: "hang" });
+  expect((await e2e.submit(order)).status).toBe(202);
+  await waitForRecord(e2e, order.orderId, (r) => r.steps[hangingStep]?.status === "Dispatched");
+  // The record says so first; the orchestration shows it once it has replayed the dispatch and waits.
+  await expect
+    .poll(async () => (await orchestration(order.orderId)).customStatus, { timeout: 10_000 })
+    .toMatchObject({ stepIndex: hangingStep });
+  return order.orderId;
+}
+
+async function orchestration(orderId: string): Promise<{ runtimeStatus: string; customStatus: unknown }> {
+  const res = await e2e.api(`/api/orders/${orderId}/orchestration`);
+  if (res.status === 404) return { runtimeStatus: "NotYetStarted", customStatus: null };
+  return (await res.json()) as {
+    runtimeStatus: string;
+    customStatus: unknown;
+  };
+}
+
+/** Sends each forged body, then checks it was dead-lettered with one alert whose reason says `names`. */
+async function expectRefused(
+  forgeries: Array<{ id: string; body: unknown; names: string; orderId: string | null }>,
+) {
+  await Promise.all(forgeries.map((f) => sendToQueue(e2e, "agent-replies", f.body, f.id)));
+  for (const forged of forgeries) {
+    const dead = await waitForDeadLetter(e2e, "agent-replies", forged.id);
+    expect(dead.deadLetterReason, forged.id).toBe("MaxDeliveryCountExceeded");
+    const alert = (await alerts.waitFor((m) => (m as Alert).reason.includes(forged.names))) as Alert;
+    expect(alert, forged.id).toMatchObject({ kind: "InvalidMessage", orderId: forged.orderId });
+    expect(alert.reason.startsWith("agent-replies: "), forged.id).toBe(true);
+    expect(alert.reason.length, forged.id).toBeLessThanOrEqual(1024);
+  }
+  // One alert per forged message, though each was delivered five times before it was dead-lettered.
+  const raised = (await alerts.all()) as Alert[];
+  for (const forged of forgeries) {
+    expect(
+      raised.filter((a) => a.reason.includes(forged.names)),
+      forged.id,
+    ).toHaveLength(1);
+  }
+}
+
+it("refuses forged replies for a waiting step: no termination, no state change, no effect", async () => {
+  const orderId = await orderWaitingOn("FORGE", "shipping", 2);
+  const instanceId = `${orderId}:1`;
+  const before = await orderSnapshot(e2e, orderId);
+  expect(await orchestration(orderId)).toMatchObject({
+    runtimeStatus: "Running",
+    customStatus: { stepIndex: 2 },
+  });
+  const ok = {
+    requestId: agentRequestId(instanceId, 2, "do"),
+    orderId,
+    instanceId,
+    stepIndex: 2,
+    kind: "do",
+  };
+  const booked = { ...ok, outcome: "ok", result: { trackingNumber: "FORGED-1" } };
+
+  await expectRefused([
+    {
+      // The id the durable client would have put into its URL as it is: /instances/<id>/raiseEvent/...
+      id: "forged-terminate",
+      body: { ...booked, instanceId: `${instanceId}/terminate?reason=x` },
+      names: `instanceId: expected an attempt id <orderId>:<attempt>, got "${instanceId}/terminate?reason=x"`,
+      orderId,
+    },
+    {
+      id: "forged-other-order",
+      body: { ...booked, requestId: "whatever", orderId: "SOMEONE-ELSE" },
+      names: `instanceId: "${instanceId}" is an attempt of order "${orderId}", not of "SOMEONE-ELSE"`,
+      orderId: "SOMEONE-ELSE",
+    },
+    {
+      id: "forged-request-id",
+      body: { ...booked, requestId: `${instanceId}:0:do` },
+      names: `requestId: expected "${instanceId}:2:do" for step 2 do of ${instanceId}, got "${instanceId}:0:do"`,
+      orderId,
+    },
+    {
+      id: "forged-undo",
+      body: { ...booked, kind: "undo", requestId: agentRequestId(instanceId, 2, "undo") },
+      names: `step 2 undo of ${instanceId}: no such request was dispatched`,
+      orderId,
+    },
+    {
+      id: "forged-attempt",
+      body: { ...booked, instanceId: `${orderId}:2`, requestId: agentRequestId(`${orderId}:2`, 2, "do") },
+      names: `step 2 do of ${orderId}:2: attempt 2 was never started (the order is at attempt 1)`,
+      orderId,
+    },
+    {
+      id: "forged-binary",
+      body: Buffer.from([0xff, 0xfe, 0x00, 0x01, 0x80, 0x81]),
+      names: "(root): binary body of 6 bytes, expected a JSON object",
+      orderId: null,
+    },
+  ]);
+
+  expect(await orchestration(orderId)).toMatchObject({
+    runtimeStatus: "Running",
+    customStatus: { stepIndex: 2 },
+  });
+  expect(await orderSnapshot(e2e, orderId)).toEqual(before);
+  expect(before.ledger.map((e) => e.operation)).toEqual(["reserve", "charge"]);
+}, 60_000);
+
+it("refuses an answer for a step the attempt has not dispatched yet, so it cannot wait for that step", async () => {
+  const orderId = await orderWaitingOn("PREMATURE", "inventory", 0);
+  const instanceId = `${orderId}:1`;
+  const before = await orderSnapshot(e2e, orderId);
+  // Every field right but one: the Scheduler has not asked for these steps yet.
+  const answer = (stepIndex: number) => ({
+    requestId: agentRequestId(instanceId, stepIndex, "do"),
+    orderId,
+    instanceId,
+    stepIndex,
+    kind: "do",
+    outcome: "ok",
+    result: { chargeId: "FORGED" },
+  });
+  await expectRefused([
+    {
+      id: "premature-charge",
+      body: answer(1),
+      names: `step 1 do of ${instanceId}: no such request was dispatched (chargePayment do last dispatched as none)`,
+      orderId,
+    },
+    {
+      id: "premature-booking",
+      body: answer(2),
+      names: `step 2 do of ${instanceId}: no such request was dispatched (bookShipping do last dispatched as none)`,
+      orderId,
+    },
+  ]);
+  expect(await orchestration(orderId)).toMatchObject({
+    runtimeStatus: "Running",
+    customStatus: { stepIndex: 0 },
+  });
+  expect(await orderSnapshot(e2e, orderId)).toEqual(before);
+}, 60_000);
+
+it("describes a huge reply in a bounded alert instead of echoing it", async () => {
+  const keys = Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`field${i}`, "x".repeat(30)]));
+  await expectRefused([
+    {
+      id: "forged-huge",
+      body: keys,
+      names: 'Unrecognized keys: "field0", "field1"',
+      orderId: null,
+    },
+  ]);
+  // About 200 KB of keys, of which the alert names the first few and counts the length.
+  const alert = ((await alerts.all()) as Alert[]).find((a) => a.reason.includes("field0"))!;
+  expect(alert.reason).not.toContain("field4999");
+  expect(alert.reason).toMatch(/\.\.\. \(\d+ characters\)/);
+}, 60_000);

@@ -1,0 +1,119 @@
+/**
+ * Submissions that race or lie. Two versions of one order submitted at once are never both accepted and never
+ * silently dropped: through the front door exactly one gets 202 and the other 409; on the `orders` queue, even
+ * under the same MessageId, one is accepted and the other dead-lettered with an OrderConflict alert. Bodies no
+ * producer should send (binary, huge) are dead-lettered with an alert that describes them in a line.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import {
+  e2eOrder,
+  forOrder,
+  peekAll,
+  queueLog,
+  sendToQueue,
+  startE2E,
+  waitForDeadLetter,
+  type E2E,
+  type QueueLog,
+} from "../support/e2e";
+
+let e2e: E2E;
+let alerts: QueueLog;
+beforeAll(async () => {
+  e2e = await startE2E();
+  alerts = queueLog(e2e, "alerts");
+});
+afterAll(() => e2e?.stop());
+
+type Alert = { kind: string; orderId: string | null; reason: string };
+const PAIRS = 20;
+
+/** Two versions of one order: the same orderId, one item differing. */
+function versions(prefix: string) {
+  const a = e2eOrder(prefix);
+  const b = { ...a, items: [{ sku: "SKU-2", quantity: 1, unitPrice: 5 }] };
+  return [a, b] as const;
+}
+
+async function storedItems(orderId: string): Promise<unknown> {
+  const res = await e2e.api(`/api/orders/${orderId}`);
+  return ((await res.json()) as { order: { items: unknown } }).order.items;
+}
+
+it(`through the front door, ${PAIRS} pairs of versions POSTed at once: one 202 and one 409 each`, async () => {
+  const pairs = Array.from({ length: PAIRS }, () => versions("RACE"));
+  const answers = await Promise.all(pairs.map(async ([a, b]) => Promise.all([e2e.submit(a), e2e.submit(b)])));
+  for (const [i, [ra, rb]] of answers.entries()) {
+    const [a, b] = pairs[i]!;
+    expect([ra.status, rb.status].sort(), a.orderId).toEqual([202, 409]);
+    const winner = ra.status === 202 ? a : b;
+    const loser = ra.status === 202 ? rb : ra;
+    expect(((await loser.json()) as { error: string }).error).toBe(
+      `order ${a.orderId} was already submitted with different data`,
+    );
+    // What was stored, and then processed, is the version that was told 202.
+    await e2e.waitForState(a.orderId, ["Processed"]);
+    expect(await storedItems(a.orderId), a.orderId).toEqual(winner.items);
+    const charges = (await e2e.ledger(a.orderId)).filter((e) => e.operation === "charge");
+    expect(charges, a.orderId).toHaveLength(1);
+    expect(b.orderId).toBe(a.orderId);
+  }
+  // A refusal at the door is the client's answer, not an operator's problem: no alert.
+  expect((await alerts.all()).filter((m) => pairs.some(([a]) => forOrder(a.orderId)(m)))).toEqual([]);
+}, 90_000);
+
+it(`on the queue, ${PAIRS} pairs of versions under one MessageId: one accepted, one dead-lettered with an alert`, async () => {
+  const pairs = Array.from({ length: PAIRS }, () => versions("QRACE"));
+  // The same MessageId for both versions, as a producer keyed on the orderId would send them.
+  await Promise.all(
+    pairs.flatMap(([a, b]) => [
+      sendToQueue(e2e, "orders", a, a.orderId),
+      sendToQueue(e2e, "orders", b, b.orderId),
+    ]),
+  );
+  for (const [a, b] of pairs) {
+    await e2e.waitForState(a.orderId, ["Processed"]);
+    const stored = await storedItems(a.orderId);
+    const loser = JSON.stringify(stored) === JSON.stringify(a.items) ? b : a;
+    const dead = (await waitForDeadLetter(e2e, "orders", a.orderId)).body as { items: unknown };
+    expect(dead.items, a.orderId).toEqual(loser.items);
+    const alert = (await alerts.waitFor(forOrder(a.orderId))) as Alert;
+    expect(alert).toMatchObject({ kind: "OrderConflict", orderId: a.orderId });
+    expect(alert.reason).toContain("already submitted with different data");
+  }
+  // Exactly one dead letter per pair: the accepted version was not dead-lettered too.
+  const dead = (await peekAll(e2e, "orders", "deadLetter")).filter((m) =>
+    String(m.messageId).startsWith("QRACE"),
+  );
+  expect(dead).toHaveLength(PAIRS);
+}, 120_000);
+
+it("dead-letters a binary or huge submission with a one-line, bounded alert", async () => {
+  const binary = Buffer.from(Array.from({ length: 512 }, (_, i) => (i * 37 + 128) % 256));
+  const huge = {
+    ...e2eOrder("HUGE"),
+    ...Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`k${i}`, i])),
+  };
+  await sendToQueue(e2e, "orders", binary, "hostile-binary", "application/octet-stream");
+  await sendToQueue(e2e, "orders", huge, "hostile-huge");
+
+  expect((await waitForDeadLetter(e2e, "orders", "hostile-binary")).deadLetterReason).toBe(
+    "MaxDeliveryCountExceeded",
+  );
+  const binaryAlert = (await alerts.waitFor((m) => (m as Alert).reason.includes("binary body"))) as Alert;
+  expect(binaryAlert).toMatchObject({
+    kind: "InvalidOrder",
+    orderId: null,
+    reason: "(root): binary body of 512 bytes, expected a JSON object",
+  });
+
+  await waitForDeadLetter(e2e, "orders", "hostile-huge");
+  const hugeAlert = (await alerts.waitFor(forOrder(huge.orderId))) as Alert;
+  expect(hugeAlert.kind).toBe("InvalidOrder");
+  expect(hugeAlert.reason).toBe(
+    "(root): unknown field(s) k0, k1, k2, k3, k4 and 9995 more: expected only the fields of an order object",
+  );
+  expect(hugeAlert.reason.length).toBeLessThanOrEqual(1024);
+  // Nothing was written for it.
+  expect((await e2e.api(`/api/orders/${huge.orderId}`)).status).toBe(404);
+}, 60_000);

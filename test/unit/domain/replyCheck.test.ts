@@ -1,0 +1,107 @@
+import { describe, expect, it } from "vitest";
+import {
+  agentRequestId,
+  checkReply,
+  claim,
+  compensationStepDispatched,
+  expire,
+  stepFailedPermanent,
+  type AgentReply,
+  type StateRecord,
+} from "../../../src/domain";
+import { at, claimedRecord, ok, processingRecord } from "../../support/domain";
+
+/** A consistent reply (ids that fit together) for one step of one attempt. */
+function reply(instanceId: string, stepIndex: number, kind: "do" | "undo" = "do"): AgentReply {
+  return {
+    requestId: agentRequestId(instanceId, stepIndex, kind),
+    orderId: instanceId.split(":")[0]!,
+    instanceId,
+    stepIndex,
+    kind,
+    outcome: "ok",
+  };
+}
+
+describe("checkReply", () => {
+  // Attempt 1 holds the record; steps 0 and 1 succeeded, step 2 is dispatched and awaits its answer.
+  const waiting = processingRecord(2, true);
+  const attempt = waiting.lockedBy!;
+
+  it("accepts the answer to the request the attempt dispatched, and a repeat of an earlier one", () => {
+    expect(waiting.steps[2]!.requestId).toBe(`${attempt}:2:do`);
+    expect(checkReply(waiting, reply(attempt, 2))).toEqual({ verdict: "current" });
+    expect(checkReply(waiting, reply(attempt, 0))).toEqual({ verdict: "current" });
+  });
+
+  it("refuses what no request of the record asked for", () => {
+    const cases: Array<[AgentReply, StateRecord | undefined, string]> = [
+      [
+        reply(attempt, 2, "undo"),
+        waiting,
+        "no such request was dispatched (bookShipping undo last dispatched as none)",
+      ],
+      [reply("ORD-1001:2", 2), waiting, "attempt 2 was never started (the order is at attempt 1)"],
+      [reply(attempt, 7), waiting, "the order has 3 steps"],
+      [reply(attempt, 2), undefined, "order ORD-1001 does not exist"],
+    ];
+    for (const [forged, record, reason] of cases) {
+      expect(checkReply(record, forged), reason).toEqual({
+        verdict: "unknown",
+        reason: expect.stringContaining(reason),
+      });
+    }
+  });
+
+  it("refuses an answer for a step the attempt has not dispatched yet, which could otherwise wait for it", () => {
+    const atFirstStep = processingRecord(0, true);
+    expect(checkReply(atFirstStep, reply(atFirstStep.lockedBy!, 1))).toMatchObject({
+      verdict: "unknown",
+      reason: expect.stringContaining("chargePayment do last dispatched as none"),
+    });
+  });
+
+  it("drops answers to an attempt that is over, whatever they say", () => {
+    // The Supervisor expired attempt 1; attempt 2 claimed the record and has dispatched nothing yet.
+    const expired = ok(
+      expire(waiting, { now: at(100), expectedLockedBy: attempt, maxFailures: 3, backoffSeconds: 1 }),
+    );
+    const second = ok(claim(expired, { now: at(200), claimTimeoutSeconds: 60 }));
+    expect(second.lockedBy).toBe("ORD-1001:2");
+    expect(checkReply(second, reply(attempt, 2))).toMatchObject({ verdict: "stale" });
+    // Still attempt 1, but the Supervisor has let go of it: nobody is waiting.
+    expect(checkReply(expired, reply(attempt, 2))).toMatchObject({
+      verdict: "stale",
+      reason: expect.stringContaining("no longer holds the order"),
+    });
+  });
+
+  it("accepts the answer to an undo the attempt dispatched", () => {
+    const failed = ok(
+      stepFailedPermanent(waiting, {
+        now: at(20),
+        lockedBy: attempt,
+        stepIndex: 2,
+        error: { code: "Refused", message: "no courier" },
+      }),
+    );
+    const undoing = ok(
+      compensationStepDispatched(failed, {
+        now: at(21),
+        lockedBy: attempt,
+        stepIndex: 1,
+        stepTimeoutSeconds: 30,
+      }),
+    );
+    expect(undoing.steps[1]!.undo!.requestId).toBe(`${attempt}:1:undo`);
+    expect(checkReply(undoing, reply(attempt, 1, "undo"))).toEqual({ verdict: "current" });
+    expect(checkReply(undoing, reply(attempt, 0, "undo"))).toMatchObject({ verdict: "unknown" });
+  });
+
+  it("never trusts a claim it cannot check: a fresh claim has no request on any step", () => {
+    const fresh = claimedRecord();
+    for (let step = 0; step < 3; step++) {
+      expect(checkReply(fresh, reply(fresh.lockedBy!, step)).verdict).toBe("unknown");
+    }
+  });
+});
