@@ -41,6 +41,7 @@ const NAME_CLAIMS = [
   "preferred_username",
   "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name",
 ];
+const APPLICATION_CLAIMS = ["azp", "appid"];
 // Entra puts app roles in `roles`; the platform's claim mapping may name them after role_typ or the long URI.
 const ROLE_CLAIMS = ["roles", "http://schemas.microsoft.com/ws/2008/06/identity/claims/role"];
 
@@ -67,18 +68,20 @@ export function readPrincipal(request: HttpRequest): PrincipalResult {
   const parsed = claimsSchema.safeParse(decoded);
   if (!parsed.success) return { kind: "invalid", reason: `${PRINCIPAL_HEADER}: not a client principal` };
   const { claims, auth_typ, name_typ, role_typ } = parsed.data;
-  const claim = (types: string[]) => claims.find((c) => types.includes(c.typ))?.val;
+  const claim = (types: string[]) => claims.find((c) => types.includes(c.typ) && c.val !== "")?.val;
+  const id = claim(OBJECT_ID_CLAIMS) ?? (request.headers.get("x-ms-client-principal-id") || undefined);
+  // People have a sign-in name; an application calling with a bearer token has its client id instead.
   const name =
     claim(name_typ ? [name_typ, ...NAME_CLAIMS] : NAME_CLAIMS) ??
-    request.headers.get("x-ms-client-principal-name") ??
-    undefined;
-  const id = claim(OBJECT_ID_CLAIMS) ?? request.headers.get("x-ms-client-principal-id") ?? name;
-  if (!id || !name) return { kind: "invalid", reason: `${PRINCIPAL_HEADER}: no name or object id claim` };
+    (request.headers.get("x-ms-client-principal-name") || undefined) ??
+    claim(APPLICATION_CLAIMS) ??
+    id;
+  if (!name) return { kind: "invalid", reason: `${PRINCIPAL_HEADER}: no object id or name claim` };
   const roleTypes = role_typ ? [...ROLE_CLAIMS, role_typ] : ROLE_CLAIMS;
   return {
     kind: "principal",
     principal: {
-      id: printable(id, 64),
+      id: printable(id ?? name, 64),
       name: printable(name, 64),
       roles: [...new Set(claims.filter((c) => roleTypes.includes(c.typ)).map((c) => c.val))],
       provider: printable(request.headers.get("x-ms-client-principal-idp") ?? auth_typ, 32),

@@ -31,6 +31,30 @@ describe("the signed-in principal", () => {
     expect(read).toMatchObject({ principal: { roles: ["Orders.Reader", "Orders.Operator"] } });
   });
 
+  it("reads an application calling with a bearer token, which has a client id but no sign-in name", () => {
+    const claims = [
+      { typ: "http://schemas.microsoft.com/identity/claims/objectidentifier", val: "oid-monitor" },
+      { typ: "azp", val: "client-id-of-monitor" },
+      { typ: "roles", val: "Orders.Reader" },
+    ];
+    const header = Buffer.from(
+      JSON.stringify({ auth_typ: "aad", claims, name_typ: "name", role_typ: "roles" }),
+    );
+    expect(readPrincipal(request({ "x-ms-client-principal": header.toString("base64") }))).toMatchObject({
+      principal: { id: "oid-monitor", name: "client-id-of-monitor", roles: ["Orders.Reader"] },
+    });
+  });
+
+  it("refuses a principal that names nobody", () => {
+    const header = Buffer.from(
+      JSON.stringify({ auth_typ: "aad", claims: [{ typ: "roles", val: "Orders.Operator" }] }),
+    );
+    expect(readPrincipal(request({ "x-ms-client-principal": header.toString("base64") }))).toEqual({
+      kind: "invalid",
+      reason: "x-ms-client-principal: no object id or name claim",
+    });
+  });
+
   it("names the principal in the audit trail without what it cannot print", () => {
     const sneaky = encodeClientPrincipal({ name: "ada", id: "oid\nx", roles: [] });
     const read = readPrincipal(request({ "x-ms-client-principal": sneaky["x-ms-client-principal"]! }));
