@@ -97,9 +97,7 @@ export async function benchSweep({
     }
     return points;
   } finally {
-    await deps.messaging.close();
-    await deps.serviceBus.close();
-    deps.cosmos.dispose();
+    await deps.close();
     await stack.stop();
   }
 }

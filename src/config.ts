@@ -124,12 +124,6 @@ export const SETTINGS = {
 export type SettingName = keyof typeof SETTINGS;
 export const SETTING_NAMES = Object.keys(SETTINGS) as SettingName[];
 
-/** Connection settings follow the Functions convention: a connection string locally, an identity in Azure. */
-export const CONNECTION_SETTINGS = {
-  ServiceBusConnection: ["ServiceBusConnection", "ServiceBusConnection__fullyQualifiedNamespace"],
-  CosmosConnection: ["CosmosConnection", "CosmosConnection__accountEndpoint"],
-} as const;
-
 export type ServiceBusConnectionConfig =
   | { kind: "connectionString"; connectionString: string }
   | { kind: "identity"; fullyQualifiedNamespace: string; clientId?: string };

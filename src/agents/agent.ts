@@ -1,4 +1,3 @@
-import type { InvocationContext } from "@azure/functions";
 import { z } from "zod";
 import type { Dependencies } from "../app/dependencies";
 import {
@@ -13,8 +12,8 @@ import {
   type AgentReply,
 } from "../domain";
 import type { RemoteOutcome } from "../services/remoteService";
+import type { Logger } from "../services/logger";
 import { QUEUES } from "../services/serviceBus";
-import { raiseAlert } from "../scheduler/notify";
 
 /** What the Scheduler puts in a request's payload: the remote operation and its JSON body. */
 const payloadSchema = z.strictObject({
@@ -22,7 +21,8 @@ const payloadSchema = z.strictObject({
   body: z.record(z.string(), z.unknown()),
 });
 
-export type AgentOutcome =
+/** What became of one delivered request. */
+export type RequestHandling =
   | { kind: "replied"; reply: AgentReply; calls: number }
   | { kind: "dropped"; reason: string; calls: number }
   | { kind: "invalid"; reason: string };
@@ -34,12 +34,12 @@ export type AgentOutcome =
  * Supervisor owns recovery). It does not try to recover the workflow itself.
  */
 export async function handleAgentRequest(
-  deps: Dependencies,
-  context: InvocationContext,
+  deps: Pick<Dependencies, "messaging" | "notifications" | "remote" | "now">,
+  log: Logger,
   agent: AgentName,
   message: unknown,
   options: { alert: boolean } = { alert: true },
-): Promise<AgentOutcome> {
+): Promise<RequestHandling> {
   const parsed = validateBody(agentRequestSchema, message);
   const payload = parsed.ok ? validate(payloadSchema, parsed.value.payload) : undefined;
   if (!parsed.ok || !payload?.ok) {
@@ -50,14 +50,14 @@ export async function handleAgentRequest(
       processState: null,
       reason: `${agent}-requests: ${reason}`,
     };
-    if (options.alert) await raiseAlert(deps, context, alert);
-    else context.warn(`${alert.reason} (alerted on the first delivery)`);
+    if (options.alert) await deps.notifications.alert(log, alert);
+    else log.warn(`${alert.reason} (alerted on the first delivery)`);
     return { kind: "invalid", reason };
   }
   const request = parsed.value;
   const deadline = new Date(request.completeBy);
   if (deps.now() >= deadline) {
-    context.log(`${agent}: dropped ${request.requestId}: completeBy ${request.completeBy} has passed`);
+    log.log(`${agent}: dropped ${request.requestId}: completeBy ${request.completeBy} has passed`);
     return { kind: "dropped", reason: "deadline passed before the call", calls: 0 };
   }
 
@@ -66,7 +66,7 @@ export async function handleAgentRequest(
     deadline,
   });
   if (deps.now() >= deadline) {
-    context.log(
+    log.log(
       `${agent}: no reply for ${request.requestId}: completeBy passed during the call (${result.outcome})`,
     );
     return { kind: "dropped", reason: "deadline passed during the call", calls: result.calls };

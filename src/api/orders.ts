@@ -1,4 +1,4 @@
-import type { HttpRequest, HttpResponseInit, InvocationContext } from "@azure/functions";
+import type { HttpRequest, HttpResponseInit } from "@azure/functions";
 import type { Dependencies } from "../app/dependencies";
 import { z } from "zod";
 import {
@@ -14,6 +14,7 @@ import { statusMessagesFromHistory } from "../domain/statusMessages";
 import { QUEUES } from "../services/serviceBus";
 import { validateOrder } from "../submission/submit";
 import { continuationParam, encodeContinuation, listLimit, routeOrderId, stateFilter } from "./params";
+import type { Logger } from "../services/logger";
 import { auditName, type Principal } from "./principal";
 import { json, problem, readJsonBody, withoutStoreFields } from "./responses";
 
@@ -122,8 +123,8 @@ function operatorResponse(
  * is allowed, so a signed-in operator's session cannot be used from another site.
  */
 export async function operatorActionRequest(
-  deps: Dependencies,
-  context: InvocationContext,
+  deps: Pick<Dependencies, "config" | "states" | "now">,
+  log: Logger,
   request: HttpRequest,
   action: "retry" | "cancel",
   principal: Principal,
@@ -143,7 +144,7 @@ export async function operatorActionRequest(
       : operatorCancel(r, { now: deps.now(), operator, ...(reason ? { reason } : {}) });
   const outcome = await deps.states.apply(orderId, decide);
   if (outcome.kind === "written")
-    context.log(`operator ${operator}: ${action} ${orderId} → ${outcome.record.processState}`);
+    log.log(`operator ${operator}: ${action} ${orderId} → ${outcome.record.processState}`);
   return {
     response: operatorResponse(outcome, orderId),
     ...(outcome.kind === "written" ? { record: outcome.record } : {}),

@@ -1,8 +1,9 @@
-import type { Container, CosmosClient } from "@azure/cosmos";
-import type { ServiceBusClient } from "@azure/service-bus";
 import { getConfig, type AppConfig } from "../config";
 import { defaultWorkflows, type AgentName, type WorkflowRegistry } from "../domain";
 import { cosmosContainers } from "../services/cosmos";
+import { HealthProbe } from "../services/health";
+import { LeaseManager } from "../services/lease";
+import { Notifications } from "../services/notifications";
 import { OrderStore } from "../services/orderStore";
 import { RemoteServiceClient, breakerFor } from "../services/remoteService";
 import { Messaging, createServiceBusClient } from "../services/serviceBus";
@@ -10,21 +11,24 @@ import { StateStore } from "../services/stateStore";
 import { appWorkflows } from "./workflows";
 
 /**
- * Everything a function needs, built once per process on first use (the SDK clients pool connections; building
- * them per invocation would cost a TLS and AMQP handshake each time). Functions receive it as a parameter, so
- * tests can build one against the embedded emulators.
+ * Everything the roles use, built once per process on first use by the composition root below (the SDK clients
+ * pool connections; building them per invocation would cost a TLS and AMQP handshake each time). No role gets an
+ * SDK client: each takes the slice of this it needs (`Pick<Dependencies, ...>`), so tests build exactly that
+ * against the embedded emulators.
  */
 export interface Dependencies {
   config: AppConfig;
-  cosmos: CosmosClient;
-  serviceBus: ServiceBusClient;
   states: StateStore;
   orders: OrderStore;
-  leases: Container;
+  leases: LeaseManager;
   messaging: Messaging;
+  notifications: Notifications;
+  health: HealthProbe;
   workflows: WorkflowRegistry;
   remote(agent: AgentName): RemoteServiceClient;
   now(): Date;
+  /** Closes the SDK clients: for tests and tools that build their own, never needed by the host. */
+  close(): Promise<void>;
 }
 
 export function createDependencies(
@@ -33,15 +37,17 @@ export function createDependencies(
 ): Dependencies {
   const containers = cosmosContainers(config);
   const serviceBus = createServiceBusClient(config.serviceBus);
+  const messaging = new Messaging(serviceBus, config.statusQueues);
+  const now = () => new Date();
   const remotes = new Map<AgentName, RemoteServiceClient>();
   return {
     config,
-    cosmos: containers.client,
-    serviceBus,
     states: new StateStore(containers.state),
     orders: new OrderStore(containers.orders),
-    leases: containers.leases,
-    messaging: new Messaging(serviceBus, config.statusQueues),
+    leases: new LeaseManager(containers.leases),
+    messaging,
+    notifications: new Notifications(messaging, now),
+    health: new HealthProbe(containers.client, config.cosmosDatabase, serviceBus),
     workflows,
     remote(agent) {
       let client = remotes.get(agent);
@@ -55,7 +61,12 @@ export function createDependencies(
       }
       return client;
     },
-    now: () => new Date(),
+    now,
+    async close() {
+      await messaging.close();
+      await serviceBus.close();
+      containers.client.dispose();
+    },
   };
 }
 

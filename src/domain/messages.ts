@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { orderSchema } from "./order";
 import { processStateSchema } from "./stateRecord";
 import {
   agentRequestId,
@@ -12,9 +11,6 @@ import {
   stepKindSchema,
 } from "./ids";
 import { isoTimestamp, MAX_REASON_LENGTH } from "./validation";
-
-/** The `orders` queue carries exactly the order submission. */
-export const orderSubmissionSchema = orderSchema;
 
 /** Largest agent result (JSON) a reply may carry: it is stored in the state record, which must stay small. */
 export const MAX_RESULT_BYTES = 16_384;
@@ -116,7 +112,6 @@ export const agentReplySchema = addressed(
           error: `expected at most ${MAX_RESULT_BYTES} bytes of JSON`,
         })
         .optional(),
-      compensation: z.unknown().optional(),
       error: agentErrorSchema.optional(),
     })
     .refine((reply) => reply.outcome === "ok" || reply.error !== undefined, {

@@ -89,6 +89,14 @@ export const orderWorkflowV1: WorkflowDefinition = Object.freeze({
 });
 
 /**
+ * How many dispatches one attempt's orchestration may make. An attempt dispatches each forward step at most once
+ * and, after a refusal, each undo at most once, so a workflow of n steps needs up to 2n: registration refuses a
+ * workflow longer than MAX_ORCHESTRATION_TURNS / 2 steps, which the orchestration could not finish.
+ */
+export const MAX_ORCHESTRATION_TURNS = 64;
+export const MAX_WORKFLOW_STEPS = MAX_ORCHESTRATION_TURNS / 2;
+
+/**
  * Workflows by name and version. A record carries the version it started on and keeps running on it, so a new
  * version is registered beside the old ones, never in place of them, until no record in flight uses the old one.
  */
@@ -104,6 +112,11 @@ export class WorkflowRegistry {
     const key = `${definition.name}@${definition.version}`;
     if (this.byKey.has(key)) throw new Error(`workflow ${key} is already registered`);
     if (definition.steps.length === 0) throw new Error(`workflow ${key} has no steps`);
+    if (definition.steps.length > MAX_WORKFLOW_STEPS) {
+      throw new Error(
+        `workflow ${key} has ${definition.steps.length} steps; an attempt can run at most ${MAX_WORKFLOW_STEPS} (MAX_ORCHESTRATION_TURNS / 2)`,
+      );
+    }
     const names = new Set(definition.steps.map((s) => s.name));
     if (names.size !== definition.steps.length) throw new Error(`workflow ${key} has duplicate step names`);
     this.byKey.set(key, definition);

@@ -4,7 +4,6 @@
  * safe to repeat: a repeated dispatch finds its transition unchanged and re-sends the same MessageId, which
  * duplicate detection drops.
  */
-import type { InvocationContext } from "@azure/functions";
 import type { Dependencies } from "../app/dependencies";
 import {
   agentReplySchema,
@@ -30,8 +29,8 @@ import {
   type StepKind,
   type TransitionResult,
 } from "../domain";
+import type { Logger } from "../services/logger";
 import type { StoreOutcome } from "../services/stateStore";
-import { postStatus, raiseAlert } from "./notify";
 
 export interface AttemptInput {
   orderId: string;
@@ -39,12 +38,25 @@ export interface AttemptInput {
   lockedBy: string;
 }
 
+/** What the Scheduler's activities read and write: the store, the workflows, the bus, and what they tell people. */
+export type SchedulerDependencies = Pick<
+  Dependencies,
+  "config" | "states" | "orders" | "workflows" | "messaging" | "notifications" | "now"
+>;
+
+/**
+ * The attempt's next move: a step was dispatched and its answer is awaited; the order is finished; the attempt
+ * lost its lock (fenced: another writer moved the record); or it stopped for a reason of its own (a workflow
+ * version this build does not have).
+ */
 export type DispatchOutcome =
   | { kind: "dispatched"; stepIndex: number; direction: StepKind; completeBy: string }
   | { kind: "finished"; processState: ProcessState }
-  | { kind: "fenced"; reason: string };
+  | { kind: "fenced"; reason: string }
+  | { kind: "stopped"; reason: string };
 
-export type ReplyOutcome =
+/** What to do after an answer was recorded: dispatch the next move, end finished, or end the attempt. */
+export type AfterReply =
   { kind: "continue" } | { kind: "finished"; processState: ProcessState } | { kind: "stop"; reason: string };
 
 function fenced(outcome: StoreOutcome): { kind: "fenced"; reason: string } {
@@ -59,8 +71,8 @@ function fenced(outcome: StoreOutcome): { kind: "fenced"; reason: string } {
  * answers is visible to the Supervisor.
  */
 export async function dispatchNext(
-  deps: Dependencies,
-  context: InvocationContext,
+  deps: SchedulerDependencies,
+  log: Logger,
   { orderId, lockedBy }: AttemptInput,
 ): Promise<DispatchOutcome> {
   const record = await deps.states.get(orderId);
@@ -69,13 +81,13 @@ export async function dispatchNext(
     return { kind: "fenced", reason: `record is held by ${record.lockedBy ?? "nobody"}` };
   const workflow = deps.workflows.get(record.workflow);
   if (!workflow) {
-    await raiseAlert(deps, context, {
+    await deps.notifications.alert(log, {
       kind: "UnknownWorkflow",
       orderId,
       processState: record.processState,
       reason: `workflow ${record.workflow.name} v${record.workflow.version} is not registered in this build`,
     });
-    return { kind: "fenced", reason: "unknown workflow version" };
+    return { kind: "stopped", reason: "unknown workflow version" };
   }
   const now = deps.now();
   const forward = record.processState === "Processing";
@@ -91,7 +103,7 @@ export async function dispatchNext(
       record,
     );
     if (outcome.kind !== "written" && outcome.kind !== "unchanged") return fenced(outcome);
-    await postStatus(deps, context, outcome.record, forward ? "processed" : "compensated");
+    await deps.notifications.status(log, outcome.record, forward ? "processed" : "compensated");
     return { kind: "finished", processState: outcome.record.processState };
   }
 
@@ -138,9 +150,8 @@ export async function dispatchNext(
   // An attempt's first dispatch tells the submitter that work (or undo) has started, whichever step it resumes at.
   // A compensation that began inside a forward attempt was already announced by recordReply.
   if (outcome.kind === "written" && record.history.at(-1)?.event === "claimed") {
-    await postStatus(
-      deps,
-      context,
+    await deps.notifications.status(
+      log,
       outcome.record,
       forward ? "processing" : "compensating",
       `attempt ${outcome.record.attempt}, ${definition.name}`,
@@ -155,10 +166,10 @@ export interface RecordReplyInput extends AttemptInput {
 
 /** Records an agent's answer through the matching fenced transition and tells the orchestration what next. */
 export async function recordReply(
-  deps: Dependencies,
-  context: InvocationContext,
+  deps: SchedulerDependencies,
+  log: Logger,
   input: RecordReplyInput,
-): Promise<ReplyOutcome> {
+): Promise<AfterReply> {
   const reply = agentReplySchema.parse(input.reply);
   const { orderId, lockedBy } = input;
   if (reply.instanceId !== lockedBy || reply.orderId !== orderId)
@@ -184,9 +195,8 @@ export async function recordReply(
         return stepSucceeded(r, { ...base, result: reply.result ?? null, compensation });
       });
       if (outcome.kind === "written") {
-        await postStatus(
-          deps,
-          context,
+        await deps.notifications.status(
+          log,
           outcome.record,
           "stepSucceeded",
           outcome.record.steps[reply.stepIndex]!.name,
@@ -207,9 +217,8 @@ export async function recordReply(
     if (outcome.kind !== "written" && outcome.kind !== "unchanged")
       return { kind: "stop", reason: fenced(outcome).reason };
     const state = outcome.record.processState;
-    await postStatus(
-      deps,
-      context,
+    await deps.notifications.status(
+      log,
       outcome.record,
       state === "Compensated" ? "compensated" : "compensating",
       `${error.code}: ${error.message}`,
@@ -233,14 +242,29 @@ export async function recordReply(
   if (outcome.kind !== "written")
     return { kind: "stop", reason: outcome.kind === "unchanged" ? "duplicate" : fenced(outcome).reason };
   if (outcome.record.processState === "CompensationFailed") {
-    await raiseAlert(deps, context, {
+    await deps.notifications.alert(log, {
       kind: "CompensationFailed",
       orderId,
       processState: "CompensationFailed",
       reason: `undo of ${outcome.record.steps[reply.stepIndex]!.name} refused: ${error.code}: ${error.message}`,
     });
-    await postStatus(deps, context, outcome.record, "compensationFailed", `${error.code}: ${error.message}`);
+    await deps.notifications.status(
+      log,
+      outcome.record,
+      "compensationFailed",
+      `${error.code}: ${error.message}`,
+    );
     return { kind: "finished", processState: "CompensationFailed" };
   }
   return { kind: "stop", reason: `transient undo failure: ${error.code}` };
 }
+
+/**
+ * The Scheduler's activities by name: the orchestration calls them through `activityProxy<SchedulerActivities>`,
+ * which takes each name, input and result type from here, and the app registers each under its name.
+ */
+export const schedulerActivities = {
+  schedulerDispatchNext: dispatchNext,
+  schedulerRecordReply: recordReply,
+};
+export type SchedulerActivities = typeof schedulerActivities;

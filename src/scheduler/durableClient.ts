@@ -1,8 +1,7 @@
 import type { DurableClient } from "durable-functions";
 import { parseInstanceId, quoteValue, replyEventName, type AgentReply } from "../domain";
+import { SCHEDULER_ORCHESTRATION } from "./orchestration";
 import type { StartAttempt } from "./starter";
-
-export const SCHEDULER_ORCHESTRATION = "scheduler";
 
 /**
  * The durable client puts instance ids into the paths of its HTTP calls as they are, so an id such as

@@ -1,8 +1,7 @@
-import type { InvocationContext } from "@azure/functions";
 import type { Dependencies } from "../app/dependencies";
 import { agentReplySchema, checkReply, ORDER_ID_PATTERN, validateBody } from "../domain";
+import type { Logger } from "../services/logger";
 import type { AttemptClient } from "./durableClient";
-import { raiseAlert } from "./notify";
 
 export type RouteOutcome =
   | { kind: "delivered" }
@@ -23,8 +22,8 @@ export type RouteOutcome =
  * docs/operations.md, "Trust boundaries").
  */
 export async function routeReply(
-  deps: Dependencies,
-  context: InvocationContext,
+  deps: Pick<Dependencies, "states" | "notifications">,
+  log: Logger,
   client: Pick<AttemptClient, "deliverReply">,
   message: unknown,
   options: { alert: boolean } = { alert: true },
@@ -32,8 +31,13 @@ export async function routeReply(
   const refuse = async (orderId: string | null, reason: string): Promise<RouteOutcome> => {
     const full = `agent-replies: ${reason}`;
     if (options.alert) {
-      await raiseAlert(deps, context, { kind: "InvalidMessage", orderId, processState: null, reason: full });
-    } else context.warn(`${full} (alerted on the first delivery)`);
+      await deps.notifications.alert(log, {
+        kind: "InvalidMessage",
+        orderId,
+        processState: null,
+        reason: full,
+      });
+    } else log.warn(`${full} (alerted on the first delivery)`);
     return { kind: "refused", reason: full };
   };
   const parsed = validateBody(agentReplySchema, message);

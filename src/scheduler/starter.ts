@@ -1,7 +1,6 @@
-import type { InvocationContext } from "@azure/functions";
 import type { Dependencies } from "../app/dependencies";
 import { claim } from "../domain";
-import { LeaseManager } from "../services/lease";
+import type { Logger } from "../services/logger";
 
 export const STARTER_LEASE = "starter";
 /** Long enough for one claim round, short enough that a crashed claimer blocks the next one only briefly. */
@@ -26,14 +25,13 @@ export interface StarterReport {
  * deadline and the Supervisor recovers it.
  */
 export async function claimAndStart(
-  deps: Dependencies,
-  context: InvocationContext,
+  deps: Pick<Dependencies, "config" | "states" | "leases" | "now">,
+  log: Logger,
   start: StartAttempt,
   holder: string,
 ): Promise<StarterReport> {
   const report: StarterReport = { ran: false, capacity: 0, claimed: 0, started: 0, skipped: 0 };
-  const leases = new LeaseManager(deps.leases);
-  const lease = await leases.tryAcquire(STARTER_LEASE, holder, STARTER_LEASE_SECONDS, deps.now());
+  const lease = await deps.leases.tryAcquire(STARTER_LEASE, holder, STARTER_LEASE_SECONDS, deps.now());
   if (!lease.acquired) return report;
   report.ran = true;
   try {
@@ -56,17 +54,15 @@ export async function claimAndStart(
         await start(instanceId, record.orderId);
         report.started++;
       } catch (error) {
-        context.warn(
+        log.warn(
           `starter: claimed ${instanceId} but could not start it (${String(error)}); the Supervisor recovers it`,
         );
       }
     }
     if (report.claimed > 0)
-      context.log(
-        `starter: claimed ${report.claimed}, started ${report.started}, capacity ${report.capacity}`,
-      );
+      log.log(`starter: claimed ${report.claimed}, started ${report.started}, capacity ${report.capacity}`);
     return report;
   } finally {
-    await leases.release(STARTER_LEASE, holder);
+    await deps.leases.release(STARTER_LEASE, holder);
   }
 }

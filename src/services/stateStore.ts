@@ -1,5 +1,7 @@
 import type { Container, SqlParameter } from "@azure/cosmos";
 import {
+  CLAIMABLE_STATES,
+  LOCKED_STATES,
   PROCESS_STATES,
   stateRecordSchema,
   type ProcessState,
@@ -33,6 +35,11 @@ export class CorruptRecordError extends Error {
     this.name = "CorruptRecordError";
   }
 }
+
+/** `@state0, @state1, ...` for an IN list of states, and the parameters that fill it. */
+const inList = (states: readonly ProcessState[]): string => states.map((_, i) => `@state${i}`).join(", ");
+const inParameters = (states: readonly ProcessState[]): SqlParameter[] =>
+  states.map((value, i) => ({ name: `@state${i}`, value }));
 
 /** How many times a writer re-reads and re-decides after losing a race (412) before giving up. */
 const MAX_RACE_RETRIES = 5;
@@ -140,9 +147,9 @@ export class StateStore {
   /** Due, unlocked records for the starter to claim, oldest first. */
   findClaimable(now: Date, limit: number): Promise<Page<StateRecord>> {
     return this.page(
-      "SELECT * FROM c WHERE c.processState IN ('Pending', 'CompensationPending') AND IS_NULL(c.lockedBy) " +
+      `SELECT * FROM c WHERE c.processState IN (${inList(CLAIMABLE_STATES)}) AND IS_NULL(c.lockedBy) ` +
         "AND (IS_NULL(c.retryAt) OR c.retryAt <= @now) ORDER BY c.createdAt ASC",
-      [{ name: "@now", value: now.toISOString() }],
+      [...inParameters(CLAIMABLE_STATES), { name: "@now", value: now.toISOString() }],
       limit,
       undefined,
     );
@@ -159,9 +166,10 @@ export class StateStore {
     continuation?: string | undefined;
   }): Promise<Page<StateRecord>> {
     return this.page(
-      "SELECT * FROM c WHERE c.processState IN ('Processing', 'Compensating') " +
+      `SELECT * FROM c WHERE c.processState IN (${inList(LOCKED_STATES)}) ` +
         "AND c.completeBy <= @now AND c.completeBy >= @windowStart ORDER BY c.completeBy ASC",
       [
+        ...inParameters(LOCKED_STATES),
         { name: "@now", value: opts.now.toISOString() },
         { name: "@windowStart", value: opts.windowStart.toISOString() },
       ],

@@ -1,4 +1,3 @@
-import type { InvocationContext } from "@azure/functions";
 import type { Dependencies } from "../app/dependencies";
 import type { AppConfig } from "../config";
 import {
@@ -11,7 +10,8 @@ import {
   type Order,
   type StateRecord,
 } from "../domain";
-import { postStatus, raiseAlert } from "../scheduler/notify";
+import type { Logger } from "../services/logger";
+import type { Notifications } from "../services/notifications";
 
 export type SubmissionOutcome =
   | { kind: "accepted"; created: boolean; record: StateRecord }
@@ -38,19 +38,22 @@ export function validateOrder(
  * on. Different data under a known orderId is a conflict, never an overwrite.
  */
 export async function submitOrder(
-  deps: Dependencies,
-  context: InvocationContext,
+  deps: Pick<Dependencies, "config" | "orders" | "states" | "workflows" | "notifications" | "now">,
+  log: Logger,
   message: unknown,
   options: { alert: boolean } = { alert: true },
 ): Promise<SubmissionOutcome> {
-  const alert: typeof raiseAlert = async (d, c, a) => {
-    if (options.alert) await raiseAlert(d, c, a);
-    else c.warn(`${a.kind} for ${a.orderId ?? "-"} (already alerted on the first delivery): ${a.reason}`);
+  const alert = async (raised: Parameters<Notifications["alert"]>[1]) => {
+    if (options.alert) await deps.notifications.alert(log, raised);
+    else
+      log.warn(
+        `${raised.kind} for ${raised.orderId ?? "-"} (already alerted on the first delivery): ${raised.reason}`,
+      );
   };
   const checked = validateOrder(message, deps.config);
   const orderId = (message as { orderId?: unknown } | null)?.orderId;
   if (!checked.ok) {
-    await alert(deps, context, {
+    await alert({
       kind: "InvalidOrder",
       orderId: typeof orderId === "string" && ORDER_ID_PATTERN.test(orderId) ? orderId : null,
       processState: null,
@@ -63,7 +66,7 @@ export async function submitOrder(
   const document = await deps.orders.ensure(order, now);
   if (document.kind === "conflict") {
     const reason = `order ${order.orderId} was already submitted with different data`;
-    await alert(deps, context, {
+    await alert({
       kind: "OrderConflict",
       orderId: order.orderId,
       processState: null,
@@ -77,7 +80,7 @@ export async function submitOrder(
   if (!created) {
     const same = acceptResubmission(record, order);
     if (!same.ok) {
-      await alert(deps, context, {
+      await alert({
         kind: "OrderConflict",
         orderId: order.orderId,
         processState: record.processState,
@@ -88,6 +91,6 @@ export async function submitOrder(
   }
   // A redelivery after a crash may not have posted it yet; a duplicate "received" is harmless.
   if (record.processState === "Pending" && record.attempt === 0)
-    await postStatus(deps, context, record, "received");
+    await deps.notifications.status(log, record, "received");
   return { kind: "accepted", created, record };
 }

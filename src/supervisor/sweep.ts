@@ -1,8 +1,6 @@
-import type { InvocationContext } from "@azure/functions";
 import type { Dependencies } from "../app/dependencies";
 import { expire, type ProcessState } from "../domain";
-import { LeaseManager } from "../services/lease";
-import { postStatus, raiseAlert } from "../scheduler/notify";
+import type { Logger } from "../services/logger";
 
 export const SUPERVISOR_LEASE = "supervisor";
 /** A sweep reads at most this many pages; what is left waits for the next sweep. */
@@ -26,21 +24,16 @@ export interface SweepReport {
  * paged with continuation tokens, because it fans out to every partition.
  */
 export async function sweep(
-  deps: Dependencies,
-  context: InvocationContext,
+  deps: Pick<Dependencies, "config" | "states" | "leases" | "notifications" | "now">,
+  log: Logger,
   holder: string,
 ): Promise<SweepReport> {
   const { config } = deps;
   const now = deps.now();
   const report: SweepReport = { leader: false, scanned: 0, acted: 0, skipped: 0, pages: 0, outcomes: {} };
-  const lease = await new LeaseManager(deps.leases).tryAcquire(
-    SUPERVISOR_LEASE,
-    holder,
-    config.supervisorLeaseSeconds,
-    now,
-  );
+  const lease = await deps.leases.tryAcquire(SUPERVISOR_LEASE, holder, config.supervisorLeaseSeconds, now);
   if (!lease.acquired) {
-    context.log(`supervisor: not the leader (lease held by ${lease.holder} until ${lease.expiresAt})`);
+    log.log(`supervisor: not the leader (lease held by ${lease.holder} until ${lease.expiresAt})`);
     return { ...report, leaderHolder: lease.holder };
   }
   report.leader = true;
@@ -72,15 +65,14 @@ export async function sweep(
       const state = outcome.record.processState;
       report.outcomes[state] = (report.outcomes[state] ?? 0) + 1;
       if (state === "Error" || state === "CompensationFailed") {
-        await raiseAlert(deps, context, {
+        await deps.notifications.alert(log, {
           kind: state,
           orderId: record.orderId,
           processState: state,
           reason: outcome.record.lastError?.message ?? "retries exhausted",
         });
-        await postStatus(
-          deps,
-          context,
+        await deps.notifications.status(
+          log,
           outcome.record,
           state === "Error" ? "failed" : "compensationFailed",
           outcome.record.lastError?.message ?? null,
@@ -89,7 +81,7 @@ export async function sweep(
     }
     continuation = page.continuation;
   } while (continuation && report.pages < MAX_PAGES_PER_SWEEP);
-  context.log(
+  log.log(
     `supervisor sweep: scanned ${report.scanned}, acted ${report.acted}, skipped ${report.skipped} in ${report.pages} page(s) ${JSON.stringify(report.outcomes)}`,
   );
   return report;

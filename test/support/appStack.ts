@@ -45,9 +45,7 @@ export async function startAppStack(settings: Record<string, string> = {}): Prom
     context: (name = "test") =>
       new InvocationContext({ functionName: name, invocationId: `${name}-${Date.now()}` }),
     stop: async () => {
-      await deps.messaging.close();
-      await deps.serviceBus.close();
-      deps.cosmos.dispose();
+      await deps.close();
       await bus.close();
       await emulators.stop();
     },

@@ -4,7 +4,6 @@
  * can make it open senders at will.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { postStatus } from "../../../src/scheduler/notify";
 import { drain, startAppStack, type AppStack } from "../../support/appStack";
 import { pendingRecord, sampleOrder } from "../../support/domain";
 
@@ -40,7 +39,7 @@ it("posts no status for a record whose replyTo is not a status queue any more, a
   const context = stack.context();
   context.warn = (...args: unknown[]) => void warnings.push(args.map(String).join(" "));
   const record = pendingRecord(sampleOrder({ orderId: "ORD-OLD", replyTo: "status-removed" }));
-  await postStatus(stack.deps, context, record, "received");
+  await stack.deps.notifications.status(context, record, "received");
   expect(warnings).toEqual([
     expect.stringContaining(
       'status received for ORD-OLD to status-removed not sent: Error: queue "status-removed" is not one the app sends to',

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { sampleOrder } from "../../support/domain";
 import {
+  MAX_ORCHESTRATION_TURNS,
+  MAX_WORKFLOW_STEPS,
   WorkflowRegistry,
   agentRequestQueue,
   orderWorkflowV1,
@@ -66,5 +68,20 @@ describe("workflow definitions", () => {
     const step = orderWorkflowV1.steps[0]!;
     expect(() => registry.register({ name: "y", version: 1, steps: [step, step] })).toThrow(/duplicate step/);
     expect(() => registry.latest("unknown")).toThrow(/no workflow named unknown/);
+  });
+
+  it("refuses a workflow longer than one attempt's orchestration can run (two turns a step)", () => {
+    const registry = new WorkflowRegistry([orderWorkflowV1]);
+    const step = orderWorkflowV1.steps[0]!;
+    const steps = (n: number) => Array.from({ length: n }, (_, i) => ({ ...step, name: `step${i}` }));
+    expect(MAX_WORKFLOW_STEPS * 2).toBe(MAX_ORCHESTRATION_TURNS);
+    expect(() =>
+      registry.register({ name: "long", version: 1, steps: steps(MAX_WORKFLOW_STEPS) }),
+    ).not.toThrow();
+    expect(() =>
+      registry.register({ name: "long", version: 2, steps: steps(MAX_WORKFLOW_STEPS + 1) }),
+    ).toThrow(
+      `workflow long@2 has ${MAX_WORKFLOW_STEPS + 1} steps; an attempt can run at most ${MAX_WORKFLOW_STEPS}`,
+    );
   });
 });

@@ -1,0 +1,63 @@
+/**
+ * The Scheduler's workflow: one attempt of one order, as a durable orchestration. Deterministic code only: time
+ * comes from the durable timers (context.df.currentUtcDateTime), and every read and write is an activity of
+ * ./activities.ts, reached through the typed activity proxy. Nothing here may import a store, the bus or a clock.
+ */
+import type { OrchestrationContext, OrchestrationHandler } from "durable-functions";
+import { MAX_ORCHESTRATION_TURNS, replyEventName } from "../domain";
+import type { AttemptInput, SchedulerActivities } from "./activities";
+import { activityProxy } from "./activityProxy";
+
+export const SCHEDULER_ORCHESTRATION = "scheduler";
+
+export interface SchedulerInput {
+  orderId: string;
+}
+
+export interface SchedulerResult {
+  outcome: "finished" | "fenced" | "timedOut" | "stopped";
+  processState?: string;
+  detail?: string;
+}
+
+/**
+ * One attempt (instance id `${orderId}:${attempt}` = the record's lockedBy). Per step it records the dispatch,
+ * sends the request, and races the agent's reply against a durable timer at the step's completeBy, cancelling the
+ * loser. A timeout ends the attempt and leaves the record for the Supervisor.
+ */
+export const schedulerOrchestration: OrchestrationHandler = function* (context: OrchestrationContext) {
+  const activities = activityProxy<SchedulerActivities>(context);
+  const { orderId } = context.df.getInput<SchedulerInput>();
+  const attempt: AttemptInput = { orderId, lockedBy: context.df.instanceId };
+  // Each turn dispatches one step (forward or undo); registration refuses a workflow that could need more.
+  for (let turn = 0; turn < MAX_ORCHESTRATION_TURNS; turn++) {
+    const next = yield* activities.schedulerDispatchNext(attempt);
+    if (next.kind === "fenced") return { outcome: "fenced", detail: next.reason } satisfies SchedulerResult;
+    if (next.kind === "stopped") return { outcome: "stopped", detail: next.reason } satisfies SchedulerResult;
+    if (next.kind === "finished")
+      return { outcome: "finished", processState: next.processState } satisfies SchedulerResult;
+
+    context.df.setCustomStatus({
+      stepIndex: next.stepIndex,
+      direction: next.direction,
+      completeBy: next.completeBy,
+    });
+    const reply = context.df.waitForExternalEvent(replyEventName(next.stepIndex, next.direction));
+    const deadline = context.df.createTimer(new Date(next.completeBy));
+    const winner = yield context.df.Task.any([reply, deadline]);
+    if (winner !== reply) {
+      return {
+        outcome: "timedOut",
+        detail: `step ${next.stepIndex} ${next.direction} passed ${next.completeBy}`,
+      } satisfies SchedulerResult;
+    }
+    deadline.cancel();
+
+    const recorded = yield* activities.schedulerRecordReply({ ...attempt, reply: reply.result });
+    if (recorded.kind === "finished")
+      return { outcome: "finished", processState: recorded.processState } satisfies SchedulerResult;
+    if (recorded.kind === "stop")
+      return { outcome: "stopped", detail: recorded.reason } satisfies SchedulerResult;
+  }
+  return { outcome: "stopped", detail: "turn limit reached" } satisfies SchedulerResult;
+};

@@ -1,0 +1,35 @@
+import type { CosmosClient } from "@azure/cosmos";
+import type { ServiceBusClient } from "@azure/service-bus";
+import { QUEUES } from "./serviceBus";
+
+export type Dependency = "store" | "bus";
+
+/** Whether the app's two dependencies answer: the state store's database, and the bus (a sender's link). */
+export class HealthProbe {
+  constructor(
+    private readonly cosmos: CosmosClient,
+    private readonly database: string,
+    private readonly serviceBus: ServiceBusClient,
+  ) {}
+
+  /** Each dependency, and the error it gave when it did not answer. */
+  async check(): Promise<Array<{ what: Dependency; error?: unknown }>> {
+    const probe = async (what: Dependency, check: () => Promise<unknown>) => {
+      try {
+        await check();
+        return { what };
+      } catch (error) {
+        return { what, error };
+      }
+    };
+    const sender = this.serviceBus.createSender(QUEUES.alerts);
+    try {
+      return await Promise.all([
+        probe("store", () => this.cosmos.database(this.database).read()),
+        probe("bus", () => sender.createMessageBatch()),
+      ]);
+    } finally {
+      await sender.close().catch(() => undefined);
+    }
+  }
+}
