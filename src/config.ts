@@ -3,7 +3,7 @@ import { isAllowedReplyTo } from "./domain/messages";
 import { computeRetryBudget } from "./domain/retryBudget";
 
 /**
- * Every app setting (DESIGN §6), read once at start-up. A bad value stops the app with a message naming the
+ * Every app setting (docs/configuration.md), read once at start-up. A bad value stops the app with a message naming the
  * setting, the value and what was expected: a typo in a schedule or a timeout must never start a half-working
  * Scheduler. Defaults suit the local stack; Azure sets every one explicitly (infra/).
  */
@@ -31,7 +31,7 @@ const ncrontab = z
 /** Bound on STATUS_QUEUES: the app keeps one open sender per status queue. */
 export const MAX_STATUS_QUEUES = 50;
 
-/** Setting name → schema of its string value and default. The names are contract (DESIGN §6). */
+/** Setting name → schema of its string value and default. The names are contract (docs/contract.md#settings). */
 export const SETTINGS = {
   COSMOS_DATABASE: {
     schema: z.string().trim().min(1, { error: "expected a database name" }),

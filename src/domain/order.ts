@@ -91,7 +91,7 @@ export const addressSchema = z.strictObject(
 );
 
 /**
- * An order submission (DESIGN §4). Unknown fields are refused rather than dropped: a field we do not store
+ * An order submission (docs/contract.md#messages). Unknown fields are refused rather than dropped: a field we do not store
  * would silently vanish, and the fingerprint would not protect it.
  */
 export const orderSchema = z

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { isoTimestamp } from "./validation";
 import { agentNameSchema, workflowRefSchema } from "./workflow";
 
-/** Every processState of DESIGN §3. */
+/** Every processState (docs/contract.md#states). */
 export const PROCESS_STATES = [
   "Pending",
   "Processing",
@@ -112,7 +112,7 @@ export const compensationRequestSchema = z.strictObject({
 });
 
 /**
- * One record per order in the state store (DESIGN §3). Field names are contract. Cosmos system properties
+ * One record per order in the state store. Field names are contract (docs/contract.md#data). Cosmos system properties
  * (`_etag`, `_ts`, ...) are kept through a read-modify-write, hence the loose object.
  */
 export const stateRecordSchema = z.looseObject({

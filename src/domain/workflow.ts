@@ -5,7 +5,7 @@ export const AGENT_NAMES = ["inventory", "payment", "shipping"] as const;
 export const agentNameSchema = z.enum(AGENT_NAMES);
 export type AgentName = z.infer<typeof agentNameSchema>;
 
-/** Service Bus queue an agent listens on (DESIGN §4). */
+/** Service Bus queue an agent listens on. */
 export function agentRequestQueue(agent: AgentName): string {
   return `${agent}-requests`;
 }

@@ -2,7 +2,7 @@ import { CosmosClient, type Container } from "@azure/cosmos";
 import { DefaultAzureCredential, ManagedIdentityCredential, type TokenCredential } from "@azure/identity";
 import type { AppConfig, CosmosConnectionConfig } from "../config";
 
-/** Containers of DESIGN §3; all partitioned on /orderId. */
+/** The containers (docs/contract.md#data); all partitioned on /orderId. */
 export const CONTAINERS = { orders: "orders", state: "state", leases: "leases" } as const;
 
 export function credentialFor(clientId: string | undefined): TokenCredential {

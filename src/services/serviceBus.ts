@@ -76,7 +76,7 @@ export class Messaging {
     });
   }
 
-  /** An operator alert (DESIGN §4), validated so that a malformed alert fails here rather than downstream. */
+  /** An operator alert (docs/contract.md#messages), validated so that a malformed alert fails here rather than downstream. */
   async sendAlert(alert: Alert): Promise<void> {
     await this.send(QUEUES.alerts, { body: alertSchema.parse(alert), subject: alert.kind });
   }

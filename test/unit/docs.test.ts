@@ -1,11 +1,22 @@
 /**
- * The documentation that describes the state machine and the settings is checked against the code, so that it
- * cannot drift. `npm run docs:update` rewrites the generated sections.
+ * The documentation that describes the state machine, the contract and the settings is checked against the code,
+ * so that it cannot drift. `npm run docs:update` rewrites the generated sections.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { SETTING_NAMES } from "../../src/config";
-import { renderStateDiagram, renderTransitionTable } from "../../src/domain";
+import {
+  AGENT_NAMES,
+  ALERT_KINDS,
+  PROCESS_STATES,
+  STATUS_VALUES,
+  agentRequestQueue,
+  renderStateDiagram,
+  renderTransitionTable,
+} from "../../src/domain";
+import { QUEUES } from "../../src/services/serviceBus";
+import { schedulerActivities } from "../../src/scheduler/activities";
+import { SCHEDULER_ORCHESTRATION } from "../../src/scheduler/orchestration";
 
 const UPDATE = process.env.UPDATE_DOCS === "1";
 
@@ -33,6 +44,20 @@ describe("docs", () => {
     const expected = withSections(current, generatedSections());
     if (UPDATE) writeFileSync(path, expected);
     else expect(current, "run `npm run docs:update`").toBe(expected);
+  });
+
+  it("docs/contract.md names every queue, state, alert kind, status and Scheduler function of the code", () => {
+    const text = readFileSync("docs/contract.md", "utf8");
+    const names = [
+      ...Object.values(QUEUES),
+      ...AGENT_NAMES.map(agentRequestQueue),
+      ...PROCESS_STATES,
+      ...ALERT_KINDS,
+      ...STATUS_VALUES,
+      SCHEDULER_ORCHESTRATION,
+      ...Object.keys(schedulerActivities),
+    ];
+    for (const name of names) expect(text, name).toContain(`\`${name}\``);
   });
 
   it("docs/configuration.md documents every setting", () => {

@@ -3,7 +3,7 @@ import { orderFingerprint, orderSchema, orderTotal, validate } from "../../../sr
 import { sampleOrder } from "../../support/domain";
 
 describe("order schema", () => {
-  it("accepts the DESIGN §4 example", () => {
+  it("accepts the example of docs/contract.md", () => {
     expect(validate(orderSchema, sampleOrder()).ok).toBe(true);
   });
 

@@ -1,8 +1,8 @@
 /**
  * Property-based tests of the state machine: random interleavings of every actor (starter, two orchestration
  * copies that may be stale, Supervisor, operator), each acting on its own possibly outdated copy and writing it
- * back the way the adapters do, with a conditional replace on the etag. The invariants of DESIGN §3 must hold
- * after every committed write, whatever the order.
+ * back the way the adapters do, with a conditional replace on the etag. The rules of the state record
+ * (docs/architecture.md) must hold after every committed write, whatever the order.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
