@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { formatTable } from "../devhost/demo/table";
+import { formatTable } from "../tools/table";
 import { benchEndToEnd } from "./endToEnd";
 import { benchRecovery } from "./recovery";
 import { benchServiceBus } from "./servicebus";

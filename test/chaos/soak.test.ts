@@ -8,8 +8,8 @@
  * every Error and CompensationFailed, and no accepted submission missing. CHAOS_SEED=<n> replays a plan.
  */
 import { afterAll, expect, it } from "vitest";
-import { CHAOS_MIX } from "../../devhost/demo/faultPlan";
-import { FAST_TIMINGS, formatSoakSummary, runSoak } from "../../devhost/demo/soak";
+import { CHAOS_MIX } from "../../tools/soak/faultPlan";
+import { FAST_TIMINGS, formatSoakSummary, runSoak } from "../../tools/soak/soak";
 import { buildChaosApp, type ChaosApp } from "../support/chaos";
 
 const TEST_TIMEOUT_MS = 295_000;

@@ -5,7 +5,7 @@
  * clients submit and read their order's status with a function key, and need no principal.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { encodeClientPrincipal } from "../../devhost/auth";
+import { encodeClientPrincipal } from "devhost/auth";
 import { e2eOrder, orderSnapshot, startE2E, type E2E } from "../support/e2e";
 
 let e2e: E2E;
