@@ -13,6 +13,7 @@ import {
   toJson,
   toJsonOrUndefined,
   type HistoryEvent,
+  type OrchestratorAction,
 } from "./history";
 import { newInstanceRecord, entityEnqueueOps, parseSchedulerId } from "./records";
 import {
@@ -22,6 +23,7 @@ import {
   fingerprints,
   runEpisode,
   scheduledIds,
+  type EpisodeOutcome,
   type NewTask,
 } from "./replay";
 import {
@@ -42,191 +44,244 @@ const EXECUTION_SCOPED = new Set<number>([
   EventType.SubOrchestrationInstanceFailed,
 ]);
 
+/** One episode of one instance: the messages it consumes and the events it starts its history with. */
+interface Episode {
+  r: InstanceRecord;
+  instanceId: string;
+  executionId: string;
+  /** The instance's inbox when the episode began; `consume` of them are consumed by its commit. */
+  messages: HistoryEvent[];
+  consume: number;
+  at: Date;
+  /** OrchestratorStarted and the messages: what the episode appends to the history before its own events. */
+  events: HistoryEvent[];
+}
+
+/** What one commit writes (ops) and does once it is written (after), collected while the outcome is read. */
+interface Transaction {
+  ops: StoreOp[];
+  after: Array<() => void>;
+  newEntities: Set<string>;
+}
+
+/** A completed replay: the SDK's state of the orchestrator and the tasks it has open. */
+type Replayed = Extract<EpisodeOutcome, { kind: "ok" }>;
+
 export class OrchestrationRunner {
   constructor(private readonly s: EngineServices) {}
 
+  /** Runs one episode of `instanceId`, if its inbox holds anything, and commits what it did. */
   async run(instanceId: string): Promise<void> {
+    const episode = this.begin(instanceId);
+    if (!episode) return;
+    const reg = this.s.lookup(episode.r.name, "orchestration");
+    if (!reg) {
+      const message = `Orchestrator function '${episode.r.name}' failed: no orchestrator function named '${episode.r.name}' is registered in this app`;
+      this.finish(episode.r, { status: "Failed", output: toJson(message), ...this.closing(episode) });
+      return;
+    }
+    const outcome = await runEpisode({
+      instanceId,
+      parentInstanceId: episode.r.parent?.instanceId,
+      input: fromJson(episode.r.input),
+      history: [...episode.r.history.map((e) => ({ ...e, IsPlayed: true })), ...episode.events],
+      schemaVersion: this.s.schemaVersion,
+      context: this.s.makeContext(reg),
+      call: (payload, context) => this.s.invoke(reg, payload, context),
+    });
+    // Nothing else touches this instance while its episode runs (terminate and events only queue messages).
     const store = this.s.store();
-    const r = store.instances.get(instanceId);
-    if (!r || r.inbox.length === 0) return;
+    if (!this.s.writable() || store.instances.get(instanceId) !== episode.r) return;
+    if (episode.r.executionId !== episode.executionId) return;
+    this.commit(episode, outcome);
+  }
+
+  /**
+   * Takes the instance's messages for an episode. Returns undefined when there is nothing to replay: an empty
+   * inbox, a finished instance (its late messages are dropped, as in Azure), or a termination (recorded here).
+   */
+  private begin(instanceId: string): Episode | undefined {
+    const r = this.s.store().instances.get(instanceId);
+    if (!r || r.inbox.length === 0) return undefined;
     const messages = r.inbox.map((e) => ({ ...e, IsPlayed: false }));
     const consume = messages.length;
     if (isTerminal(r.runtimeStatus)) {
-      // Late completions and events for a finished instance go nowhere, as in Azure.
       this.s.commit([{ k: "patchInstance", id: instanceId, consume }]);
-      return;
+      return undefined;
     }
     const at = this.episodeTime(r, messages);
     const started = newEvent(EventType.OrchestratorStarted, at);
     const terminate = messages.find((e) => e.EventType === EventType.ExecutionTerminated);
     if (terminate) {
       this.finish(r, { status: "Terminated", output: terminate.Input, at, consume, events: [started] });
-      return;
+      return undefined;
     }
-    const reg = this.s.lookup(r.name, "orchestration");
-    if (!reg) {
-      const message = `Orchestrator function '${r.name}' failed: no orchestrator function named '${r.name}' is registered in this app`;
-      this.finish(r, {
-        status: "Failed",
-        output: toJson(message),
-        at,
-        consume,
-        events: [started, ...messages],
-      });
-      return;
-    }
-    const executionId = r.executionId;
-    const episodeEvents = [started, ...messages];
-    const history = [...r.history.map((e) => ({ ...e, IsPlayed: true })), ...episodeEvents];
-    const outcome = await runEpisode({
+    return {
+      r,
       instanceId,
-      parentInstanceId: r.parent?.instanceId,
-      input: fromJson(r.input),
-      history,
-      schemaVersion: this.s.schemaVersion,
-      context: this.s.makeContext(reg),
-      call: (payload, context) => this.s.invoke(reg, payload, context),
-    });
-    // Nothing else touches this instance while its episode runs (terminate and events only queue messages).
-    if (!this.s.writable() || store.instances.get(instanceId) !== r || r.executionId !== executionId) return;
-
-    const failWith = (message: string, customStatus?: unknown): void => {
-      this.s.log(`durable: ${r.name} instance ${instanceId} failed: ${message.split("\n")[0]}`);
-      this.finish(r, {
-        status: "Failed",
-        output: toJson(message),
-        at,
-        consume,
-        events: episodeEvents,
-        customStatus,
-      });
+      executionId: r.executionId,
+      messages,
+      consume,
+      at,
+      events: [started, ...messages],
     };
+  }
+
+  /** What every terminal commit of an episode carries: its time, its messages and its events. */
+  private closing(episode: Episode): { at: Date; consume: number; events: HistoryEvent[] } {
+    return { at: episode.at, consume: episode.consume, events: episode.events };
+  }
+
+  private fail(episode: Episode, message: string, customStatus?: unknown): void {
+    const { r } = episode;
+    this.s.log(`durable: ${r.name} instance ${r.instanceId} failed: ${message.split("\n")[0]}`);
+    this.finish(r, {
+      status: "Failed",
+      output: toJson(message),
+      ...this.closing(episode),
+      ...(customStatus !== undefined ? { customStatus } : {}),
+    });
+  }
+
+  /** Commits what the replay did: a failure, completion, continue-as-new, or the work it scheduled. */
+  private commit(episode: Episode, outcome: EpisodeOutcome): void {
+    const name = episode.r.name;
     if (outcome.kind === "hostError")
-      return failWith(`Orchestrator function '${r.name}' failed: ${outcome.message}`);
+      return this.fail(episode, `Orchestrator function '${name}' failed: ${outcome.message}`);
     if (outcome.kind === "failed") {
-      return failWith(
-        `Orchestrator function '${r.name}' failed: ${outcome.state.error ?? "unknown error"}`,
+      const error = outcome.state.error ?? "unknown error";
+      return this.fail(
+        episode,
+        `Orchestrator function '${name}' failed: ${error}`,
         outcome.state.customStatus,
       );
     }
-    const { state, openTasks } = outcome;
-    const actionsNow = fingerprints(state);
-    const divergence = checkDeterminism(instanceId, r.name, r.prevActions, actionsNow);
-    if (divergence) return failWith(divergence, state.customStatus);
+    const { state } = outcome;
+    const divergence = checkDeterminism(episode.instanceId, name, episode.r.prevActions, fingerprints(state));
+    if (divergence) return this.fail(episode, divergence, state.customStatus);
 
+    const txn: Transaction = { ops: [], after: [], newEntities: new Set() };
     const flat = flattenActions(state.actions);
+    const problem = this.queueSignals(episode, flat, txn);
+    if (problem) return this.fail(episode, `Orchestrator function '${name}' failed: ${problem}`);
     const continueAsNew = state.isDone
       ? [...flat].reverse().find((a) => a.actionType === ActionType.ContinueAsNew)
       : undefined;
-    const ops: StoreOp[] = [];
-    const after: Array<() => void> = [];
-    const newEntities = new Set<string>();
+    if (continueAsNew) return this.continueAsNew(episode, continueAsNew, state.customStatus, txn);
+    if (state.isDone) {
+      this.finish(episode.r, {
+        status: "Completed",
+        output: toJson(state.output),
+        ...this.closing(episode),
+        customStatus: state.customStatus,
+        ops: txn.ops,
+        after: txn.after,
+      });
+      return;
+    }
+    this.recordProgress(episode, outcome, flat, txn);
+  }
 
-    // Fire-and-forget signals have no task id; the n-th SignalEntity action is the n-th signal.
-    const signals = flat.filter((a) => a.actionType === ActionType.SignalEntity);
-    for (const s of signals.slice(r.signalsSent)) {
-      const schedulerId = String(s.instanceId);
+  /**
+   * Queues the entity signals the code sent this episode. Fire-and-forget signals have no task id; the n-th
+   * SignalEntity action is the n-th signal. Returns a failure message if one targets no registered entity.
+   */
+  private queueSignals(episode: Episode, flat: OrchestratorAction[], txn: Transaction): string | undefined {
+    for (const signal of signalsOf(flat).slice(episode.r.signalsSent)) {
+      const schedulerId = String(signal.instanceId);
       if (!this.entityRegistered(schedulerId)) {
-        return failWith(
-          `Orchestrator function '${r.name}' failed: signalEntity targets '${schedulerId}', but no such entity function is registered`,
-        );
+        return `signalEntity targets '${schedulerId}', but no such entity function is registered`;
       }
       const request: EntityRequest = {
         id: crypto.randomUUID(),
-        name: String(s.operation),
+        name: String(signal.operation),
         signal: true,
-        input: toJsonOrUndefined(s.input),
-        enqueuedTime: at.toISOString(),
+        input: toJsonOrUndefined(signal.input),
+        enqueuedTime: episode.at.toISOString(),
       };
-      ops.push(...entityEnqueueOps(this.s.store(), schedulerId, request, newEntities));
-      after.push(() => this.s.markEntityReady(schedulerId));
+      txn.ops.push(...entityEnqueueOps(this.s.store(), schedulerId, request, txn.newEntities));
+      txn.after.push(() => this.s.markEntityReady(schedulerId));
     }
+    return undefined;
+  }
 
-    const customStatus = state.customStatus !== undefined ? toJson(state.customStatus) : undefined;
-    if (state.isDone && !continueAsNew) {
-      this.finish(r, {
-        status: "Completed",
-        output: toJson(state.output),
-        at,
-        consume,
-        events: episodeEvents,
-        customStatus: state.customStatus,
-        ops,
-        after,
-      });
-      return;
-    }
-    if (continueAsNew) {
-      const input = toJsonOrUndefined(decodeProcessedInput(continueAsNew.input));
-      const newExecutionId = crypto.randomUUID();
-      ops.unshift({
-        k: "patchInstance",
-        id: instanceId,
-        set: {
-          runtimeStatus: "ContinuedAsNew",
-          executionId: newExecutionId,
-          input: input ?? null,
-          lastUpdatedTime: at.toISOString(),
-          prevActions: [],
-          signalsSent: 0,
-          cancelledTimers: [],
-          ...(customStatus !== undefined ? { customStatus } : {}),
-        },
-        resetHistory: true,
-        // Events raised meanwhile carry over to the new execution; completions of the old one's tasks must
-        // not (task ids restart at 0 and would be taken for the new execution's).
-        replaceInbox: [
-          newEvent(EventType.ExecutionStarted, at, { Name: r.name, Input: input, Version: r.version }),
-          ...r.inbox.slice(consume).filter((m) => !EXECUTION_SCOPED.has(m.EventType)),
-        ],
-      });
-      this.s.commit(ops);
-      this.s.disarmTimers(instanceId, executionId);
-      for (const f of after) f();
-      this.s.markReady(instanceId);
-      return;
-    }
+  /** Restarts the instance as a new execution with the new input, keeping the events raised meanwhile. */
+  private continueAsNew(
+    episode: Episode,
+    action: OrchestratorAction,
+    customStatus: unknown,
+    txn: Transaction,
+  ): void {
+    const { r, instanceId, executionId, at, consume } = episode;
+    const input = toJsonOrUndefined(decodeProcessedInput(action.input));
+    txn.ops.unshift({
+      k: "patchInstance",
+      id: instanceId,
+      set: {
+        runtimeStatus: "ContinuedAsNew",
+        executionId: crypto.randomUUID(),
+        input: input ?? null,
+        lastUpdatedTime: at.toISOString(),
+        prevActions: [],
+        signalsSent: 0,
+        cancelledTimers: [],
+        ...(customStatus !== undefined ? { customStatus: toJson(customStatus) } : {}),
+      },
+      resetHistory: true,
+      // Events raised meanwhile carry over to the new execution; completions of the old one's tasks must
+      // not (task ids restart at 0 and would be taken for the new execution's).
+      replaceInbox: [
+        newEvent(EventType.ExecutionStarted, at, { Name: r.name, Input: input, Version: r.version }),
+        ...r.inbox.slice(consume).filter((m) => !EXECUTION_SCOPED.has(m.EventType)),
+      ],
+    });
+    this.s.commit(txn.ops);
+    this.s.disarmTimers(instanceId, executionId);
+    for (const f of txn.after) f();
+    this.s.markReady(instanceId);
+  }
 
-    // Still running: record what the code scheduled and start it.
+  /** Still running: records what the code scheduled this episode, commits it, then starts it. */
+  private recordProgress(
+    episode: Episode,
+    replayed: Replayed,
+    flat: OrchestratorAction[],
+    txn: Transaction,
+  ): void {
+    const { r, instanceId, executionId, at, consume } = episode;
+    const { state, openTasks } = replayed;
     const newEvents: HistoryEvent[] = [];
     const selfDeliveries: HistoryEvent[] = [];
     const cancelled = new Set(r.cancelledTimers);
-    const tasks = findNewTasks(openTasks, scheduledIds(r.history));
-    for (const task of tasks) {
-      const problem = this.scheduleTask(r, task, at, {
-        newEvents,
-        selfDeliveries,
-        ops,
-        after,
-        newEntities,
-        cancelled,
-      });
+    for (const task of findNewTasks(openTasks, scheduledIds(r.history))) {
+      const problem = this.scheduleTask(r, task, at, { ...txn, newEvents, selfDeliveries, cancelled });
       if (problem)
-        return failWith(`Orchestrator function '${r.name}' failed: ${problem}`, state.customStatus);
+        return this.fail(episode, `Orchestrator function '${r.name}' failed: ${problem}`, state.customStatus);
     }
     for (const timerId of cancelledTimerIds(openTasks)) {
       if (cancelled.has(timerId)) continue;
       cancelled.add(timerId);
-      after.push(() => this.s.disarmTimers(instanceId, executionId, timerId));
+      txn.after.push(() => this.s.disarmTimers(instanceId, executionId, timerId));
     }
-    ops.unshift({
+    const actionsNow = fingerprints(state);
+    txn.ops.unshift({
       k: "patchInstance",
       id: instanceId,
       set: {
         runtimeStatus: "Running",
         lastUpdatedTime: at.toISOString(),
-        signalsSent: signals.length,
+        signalsSent: signalsOf(flat).length,
         cancelledTimers: [...cancelled],
-        ...(customStatus !== undefined ? { customStatus } : {}),
+        ...(state.customStatus !== undefined ? { customStatus: toJson(state.customStatus) } : {}),
       },
-      append: [...episodeEvents, ...newEvents, newEvent(EventType.OrchestratorCompleted, at)],
-      // The previous actions are a prefix of these (checked above): journal only the new ones.
+      append: [...episode.events, ...newEvents, newEvent(EventType.OrchestratorCompleted, at)],
+      // The previous actions are a prefix of these (checked before): journal only the new ones.
       appendActions: actionsNow.slice(r.prevActions.length),
       consume,
       deliver: selfDeliveries,
     });
-    this.s.commit(ops);
-    for (const f of after) f();
+    this.s.commit(txn.ops);
+    for (const f of txn.after) f();
     if (r.inbox.length) this.s.markReady(instanceId);
   }
 
@@ -429,4 +484,8 @@ export class OrchestrationRunner {
   private entityRegistered(schedulerId: string): boolean {
     return this.s.lookup(parseSchedulerId(schedulerId).name, "entity") !== undefined;
   }
+}
+
+function signalsOf(actions: OrchestratorAction[]): OrchestratorAction[] {
+  return actions.filter((a) => a.actionType === ActionType.SignalEntity);
 }
