@@ -74,7 +74,10 @@ const benchmarks: NamedBenchmark[] = [
   },
 ];
 
-/** The targets of issue 7, checked against this run's figures: met or not, with the figures they compare. */
+/**
+ * The benchmarks' targets (docs/benchmarks.md), checked against this run's figures: met or not, with the figures
+ * they compare.
+ */
 function targets(results: Results): Array<{ target: string; figure: string; met: boolean }> {
   const rows: Array<{ target: string; figure: string; met: boolean }> = [];
   const e2e = results.endToEnd;

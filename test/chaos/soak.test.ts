@@ -1,5 +1,5 @@
 /**
- * Chaos soak (issue 7): 300 orders through the app on the devhost, the app in a child process and the emulators
+ * Chaos soak: 300 orders through the app on the devhost, the app in a child process and the emulators
  * in this one. Every order meets a fault drawn from a seeded mix (transient errors, permanent refusals, latency
  * beyond the deadline, hangs, responses dropped after the side effect, refused undos), 2% of all remote calls fail
  * at random on top, and the app process is SIGKILLed and restarted several times while orders are in flight.
