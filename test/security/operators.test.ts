@@ -1,8 +1,9 @@
 /**
  * Operators are signed-in principals with an app role, not holders of a key or a header they wrote themselves.
  * The devhost plays the platform's authentication here: a client acts as a principal by sending the
- * x-ms-client-principal header the platform would send (devhost/auth.ts), and no principal is added for it. Machine
- * clients submit and read their order's status with a function key, and need no principal.
+ * x-ms-client-principal header the platform would send (`encodeClientPrincipal` of devhost/auth), and no
+ * principal is added for it. Machine clients submit and read their order's status with a function key, and need
+ * no principal.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeClientPrincipal } from "devhost/auth";
