@@ -1,9 +1,12 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 import globals from "globals";
+import { rooms } from "./eslint.rooms.mjs";
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "coverage/**", ".ci/out/**", ".test-build/**"] },
+  {
+    ignores: ["**/dist/**", "**/node_modules/**", "coverage/**", ".ci/out/**", ".test-build/**"],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -28,7 +31,7 @@ export default tseslint.config(
         "error",
         {
           selector: "ImportDeclaration[source.value=/^@azure\\//]",
-          message: "src/domain imports nothing from Azure (DESIGN §8).",
+          message: "src/domain imports nothing from Azure: it is the pure state machine.",
         },
       ],
     },
@@ -38,6 +41,41 @@ export default tseslint.config(
     files: ["**/*.ts"],
     ignores: ["src/domain/**"],
     rules: { "no-restricted-syntax": "off" },
+  },
+  // The three rooms (docs/architecture.md, "Layout: three rooms"): what each may import.
+  {
+    files: ["packages/devhost/**/*.{ts,js,mjs,cjs}"],
+    plugins: { rooms },
+    rules: {
+      "rooms/imports": [
+        "error",
+        {
+          room: "The devhost package",
+          inside: ["packages/devhost"],
+          packages: ["scheduler-agent-supervisor"],
+        },
+      ],
+    },
+  },
+  {
+    files: ["src/**/*.ts"],
+    plugins: { rooms },
+    rules: {
+      "rooms/imports": [
+        "error",
+        { room: "The app", outside: ["tools", "packages", "bench", "test"], packages: ["devhost"] },
+      ],
+    },
+  },
+  {
+    files: ["tools/**/*.ts"],
+    plugins: { rooms },
+    rules: {
+      "rooms/imports": [
+        "error",
+        { room: "A tool", outside: ["src", "packages", "bench", "test"], except: ["src/domain"] },
+      ],
+    },
   },
   {
     // Plain JavaScript here is CommonJS (launchers, sample apps loaded as `func start` would) or Node ESM scripts.

@@ -7,18 +7,18 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { AppProcess } from "../devhost/demo/appProcess";
-import { scheduleIntervalSeconds } from "../devhost/demo/invariants";
-import { StateReader } from "../devhost/demo/observe";
-import { startLocalStack } from "../devhost/demo/stack";
-import { submitAll } from "../devhost/demo/submitter";
-import { sampleOrders } from "../devhost/sampleOrders";
+import { AppProcess, compiledDevhostCli } from "../tools/appProcess";
+import { scheduleIntervalSeconds } from "../tools/soak/invariants";
+import { StateReader } from "../tools/soak/observe";
+import { startLocalStack } from "../tools/localStack";
+import { submitAll } from "../tools/soak/submitter";
+import { sampleOrders } from "../tools/sampleOrders";
 import { OBSERVER_USER_AGENT, StoreRequestCounter, countServiceBus } from "./instrument";
 import { conditionalReplacesPerSecond } from "./storeCeiling";
 
-/** The compiled app and devhost next to this file in dist/. */
+/** The compiled app next to this file in dist/, and the compiled devhost package's CLI. */
 export const DIST_APP = {
-  cli: path.join(__dirname, "..", "devhost", "main.js"),
+  cli: compiledDevhostCli(),
   appEntry: path.join(__dirname, "..", "src", "index.js"),
 };
 

@@ -5,7 +5,7 @@
  * benchmark instrumentation only; the emulators behave exactly as without it.
  */
 import type { IncomingMessage } from "node:http";
-import { MessageQueue } from "../devhost/emulators/servicebus/queue";
+import { MessageQueue } from "devhost/emulators";
 
 export interface BusCounts {
   /** Messages enqueued (duplicates excluded; dead-letter moves are not sends). */

@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { formatTable } from "../devhost/demo/table";
+import { formatTable } from "../tools/table";
 import { benchEndToEnd } from "./endToEnd";
 import { benchRecovery } from "./recovery";
 import { benchServiceBus } from "./servicebus";
@@ -74,7 +74,10 @@ const benchmarks: NamedBenchmark[] = [
   },
 ];
 
-/** The targets of issue 7, checked against this run's figures: met or not, with the figures they compare. */
+/**
+ * The benchmarks' targets (docs/benchmarks.md), checked against this run's figures: met or not, with the figures
+ * they compare.
+ */
 function targets(results: Results): Array<{ target: string; figure: string; met: boolean }> {
   const rows: Array<{ target: string; figure: string; met: boolean }> = [];
   const e2e = results.endToEnd;

@@ -7,12 +7,12 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { AppProcess } from "../devhost/demo/appProcess";
-import { scheduleIntervalSeconds } from "../devhost/demo/invariants";
-import { StateReader } from "../devhost/demo/observe";
-import { startLocalStack } from "../devhost/demo/stack";
-import { submitUntilAccepted } from "../devhost/demo/submitter";
-import { sampleOrder } from "../devhost/sampleOrders";
+import { AppProcess } from "../tools/appProcess";
+import { scheduleIntervalSeconds } from "../tools/soak/invariants";
+import { StateReader } from "../tools/soak/observe";
+import { startLocalStack } from "../tools/localStack";
+import { submitUntilAccepted } from "../tools/soak/submitter";
+import { sampleOrder } from "../tools/sampleOrders";
 import { DIST_APP } from "./endToEnd";
 
 /** The e2e tests' fast timings: a step times out after 3 s, the starter and the Supervisor look every second. */

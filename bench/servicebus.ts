@@ -3,7 +3,7 @@
  * sending (batches of up to 100), receiving + completing (subscribe, peekLock), and both at once.
  */
 import { ServiceBusClient, type ServiceBusReceivedMessage, type ServiceBusSender } from "@azure/service-bus";
-import { ServiceBusEmulator } from "../devhost/emulators/servicebus";
+import { ServiceBusEmulator } from "devhost/emulators";
 
 export interface ServiceBusBenchResult {
   /** Messages per second into the queue, sent in batches. */

@@ -5,14 +5,15 @@
  * best of three rounds of `replaces` each.
  */
 import { CosmosClient, type Container } from "@azure/cosmos";
-import type { CosmosEmulator } from "../devhost/emulators/cosmos";
-import { PARTITION_KEY_PATH } from "../devhost/emulators/cosmos";
+import type { CosmosAccount } from "../tools/localStack";
 import { OBSERVER_USER_AGENT } from "./instrument";
 
 const CONTAINER = "bench-ceiling";
+/** Partitioned as the app's containers are (infra/cosmos-emulator.config.json). */
+const PARTITION_KEY_PATH = "/orderId";
 
 export async function conditionalReplacesPerSecond(
-  cosmos: CosmosEmulator,
+  cosmos: CosmosAccount,
   { replaces, concurrency = 16 }: { replaces: number; concurrency?: number },
 ): Promise<number> {
   const client = new CosmosClient({

@@ -8,8 +8,8 @@ import { InvocationContext } from "@azure/functions";
 import { createDependencies } from "../src/app/dependencies";
 import { loadConfig } from "../src/config";
 import { orderWorkflowV1, submit, type StateRecord } from "../src/domain";
-import { startLocalStack } from "../devhost/demo/stack";
-import { sampleOrder } from "../devhost/sampleOrders";
+import { startLocalStack } from "../tools/localStack";
+import { sampleOrder } from "../tools/sampleOrders";
 import { sweep } from "../src/supervisor/sweep";
 import { StoreRequestCounter } from "./instrument";
 

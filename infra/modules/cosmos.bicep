@@ -1,4 +1,4 @@
-// Cosmos DB for NoSQL: the orders DB, the state store and the Supervisor's leases (DESIGN §3).
+// Cosmos DB for NoSQL: the orders, the state store and the Supervisor's leases (docs/architecture.md).
 // Local (key) auth is disabled; access is granted with data-plane role assignments only.
 
 import { cosmosDataContributorRoleId, principal } from 'roles.bicep'
@@ -45,7 +45,7 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2025-04-15' = {
       }
     ]
     // Session consistency: every writer reads its own writes, and the _etag of what it read,
-    // which is what the conditional replaces of DESIGN §3 need.
+    // which is what the state store's conditional replaces (If-Match on _etag) need.
     consistencyPolicy: {
       defaultConsistencyLevel: 'Session'
     }
@@ -68,77 +68,28 @@ resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2025-04-15
   }
 }
 
-var partitionKey = {
-  paths: ['/orderId']
-  kind: 'Hash'
-  version: 2
-}
-
-// orders (immutable, read by id) and leases (read by id): the default policy, minus _etag.
-var defaultIndexing = {
-  indexingMode: 'consistent'
-  automatic: true
-  includedPaths: [{ path: '/*' }]
-  excludedPaths: [{ path: '/"_etag"/?' }]
-}
-
-// state: the starter and the Supervisor filter on processState and sort on one timestamp; the operator
-// list pages newest first by (updatedAt, id), across all states or within one. Each query has the
-// composite index its ORDER BY names (the same list as PROJECT_INDEXING_POLICY in the local emulator):
+// The containers, their partition keys and indexing policies come from the file the local Cosmos DB emulator
+// creates them from (DEVHOST_COSMOS_CONFIG in local.settings.sample.json), so that local runs, tests and Azure
+// have the same indexes, declared once. Each entry is a container resource body: { id, partitionKey,
+// indexingPolicy }. Every container is partitioned on /orderId and indexes everything but _etag; the state
+// container's composite indexes serve the ORDER BY of each query the app runs on it:
 //   starter     WHERE processState IN ('Pending','CompensationPending') AND lockedBy = null
 //               AND retryAt <= @now ORDER BY createdAt
 //   supervisor  WHERE processState IN ('Processing','Compensating') AND completeBy < @now
 //               AND completeBy >= @windowStart ORDER BY completeBy
 //   operator    [WHERE processState = @s] AND (updatedAt, id) < @position
 //               ORDER BY [processState,] updatedAt DESC, id DESC
-// steps[] and history[] are never filtered on and are rewritten on every transition: keeping them
-// out of the index cuts the RU charge of each write.
-var stateIndexing = {
-  indexingMode: 'consistent'
-  automatic: true
-  includedPaths: [{ path: '/*' }]
-  excludedPaths: [
-    { path: '/"_etag"/?' }
-    { path: '/steps/*' }
-    { path: '/history/*' }
-  ]
-  compositeIndexes: [
-    [
-      { path: '/processState', order: 'ascending' }
-      { path: '/createdAt', order: 'ascending' }
-    ]
-    [
-      { path: '/processState', order: 'ascending' }
-      { path: '/completeBy', order: 'ascending' }
-    ]
-    [
-      { path: '/updatedAt', order: 'descending' }
-      { path: '/id', order: 'descending' }
-    ]
-    [
-      { path: '/processState', order: 'ascending' }
-      { path: '/updatedAt', order: 'descending' }
-      { path: '/id', order: 'descending' }
-    ]
-  ]
-}
-
-var containers = [
-  { name: 'orders', indexingPolicy: defaultIndexing }
-  { name: 'state', indexingPolicy: stateIndexing }
-  { name: 'leases', indexingPolicy: defaultIndexing }
-]
+// and its steps[] and history[] are never filtered on and are rewritten on every transition: keeping them out of
+// the index cuts the RU charge of each write. The file's database id is this app's default database name
+// (cosmosDatabaseName in main.bicep); the containers are created in whichever database this module is given.
+var containers = loadJsonContent('../cosmos-emulator.config.json').databases[0].containers
 
 resource sqlContainers 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2025-04-15' = [
   for c in containers: {
     parent: database
-    name: c.name
+    name: c.id
     properties: {
-      resource: {
-        id: c.name
-        partitionKey: partitionKey
-        indexingPolicy: c.indexingPolicy
-      }
+      resource: c
     }
   }
 ]

@@ -1,4 +1,4 @@
-// Service Bus namespace (Standard, local auth disabled) with the queues of DESIGN §4.
+// Service Bus namespace (Standard, local auth disabled) with the app's queues (docs/architecture.md).
 //
 // The queues and their properties are read from the Service Bus emulator's config, the file the
 // devhost and `func start` use locally, so Azure and the local runtime cannot drift apart. What
@@ -54,7 +54,10 @@ param developerPrincipals principal[]
 @description('Whether developerPrincipals also run the app itself against these queues, which needs the app\'s own right to send agent requests and replies.')
 param developersRunApp bool = false
 
-var emulatorQueues = loadJsonContent('../../devhost/emulators/servicebus/config.json').UserConfig.Namespaces[0].Queues
+// The queues come from the file the local Service Bus emulator serves (DEVHOST_SERVICEBUS_CONFIG in
+// local.settings.sample.json), in the official emulator's Config.json format: declared once for local runs,
+// tests and Azure.
+var emulatorQueues = loadJsonContent('../servicebus-emulator.config.json').UserConfig.Namespaces[0].Queues
 var fixedQueues = filter(emulatorQueues, q => !startsWith(q.Name, statusQueuePrefix))
 // The emulator config holds one status queue: the template for every status queue created here.
 var statusQueueTemplate = filter(emulatorQueues, q => startsWith(q.Name, statusQueuePrefix))[0]

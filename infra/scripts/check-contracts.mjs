@@ -1,8 +1,9 @@
 // The checks of `npm run infra:check` that the Bicep CLI cannot make: that the parameters file fits
-// main.bicep, that the queue config the infrastructure is built from says what DESIGN §4 says,
-// that every app setting of the contract is set, that no key or connection string is read
-// anywhere, that write-local-settings.sh turns azd outputs into a usable local.settings.json, and
-// that azd deploys the staged package of stage-package.sh with a complete production lockfile.
+// main.bicep, that the queue and container configs the infrastructure is built from (and the local
+// emulators serve) say what the contract fixes (docs/architecture.md), that every app setting of the
+// contract is set, that no key or connection string is read anywhere, that write-local-settings.sh
+// turns azd outputs into a usable local.settings.json, and that azd deploys the package stage-package.sh
+// stages, whose production install holds the app's production dependencies and nothing else.
 //
 // Usage: node infra/scripts/check-contracts.mjs <main.json compiled from infra/main.bicep>
 
@@ -11,8 +12,6 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-
-import { productionManifest } from "./production-manifest.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const failures = [];
@@ -27,7 +26,7 @@ function readJson(file) {
   return JSON.parse(fs.readFileSync(file, "utf8"));
 }
 
-// The settings every deployment must give the app (DESIGN §6 and the lead's additions).
+// The settings every deployment must give the app (docs/configuration.md).
 const requiredAppSettings = [
   "AzureWebJobsStorage__accountName",
   "AzureWebJobsStorage__blobServiceUri",
@@ -95,10 +94,18 @@ function checkParametersFile(template) {
   }
 }
 
+// The shipped settings name the emulators' config files, which the Bicep modules read too.
+const sampleSettings = readJson(path.join(root, "local.settings.sample.json")).Values;
+const configFile = (setting) => path.join(root, sampleSettings[setting] ?? "");
+
 // The infrastructure creates its queues from this file (modules/servicebus.bicep), so it must hold
-// what DESIGN §4 fixes.
+// the queues the app uses.
 function checkQueueConfig() {
-  const file = path.join(root, "devhost/emulators/servicebus/config.json");
+  const file = configFile("DEVHOST_SERVICEBUS_CONFIG");
+  check(
+    sampleSettings.DEVHOST_SERVICEBUS_CONFIG === "infra/servicebus-emulator.config.json",
+    "local.settings.sample.json must name infra/servicebus-emulator.config.json (the file servicebus.bicep reads) in DEVHOST_SERVICEBUS_CONFIG",
+  );
   const queues = readJson(file).UserConfig.Namespaces[0].Queues;
   const byName = new Map(queues.map((q) => [q.Name, q.Properties]));
   const requestQueues = ["inventory-requests", "payment-requests", "shipping-requests"];
@@ -126,6 +133,46 @@ function checkQueueConfig() {
     counts.size === 1,
     `the agent request queues must share one MaxDeliveryCount (AGENT_REQUEST_MAX_DELIVERY_COUNT), found ${[...counts]}`,
   );
+}
+
+// The infrastructure creates its containers from this file (modules/cosmos.bicep), in the database the app's
+// settings name.
+function checkContainerConfig(template) {
+  check(
+    sampleSettings.DEVHOST_COSMOS_CONFIG === "infra/cosmos-emulator.config.json",
+    "local.settings.sample.json must name infra/cosmos-emulator.config.json (the file cosmos.bicep reads) in DEVHOST_COSMOS_CONFIG",
+  );
+  const databases = readJson(configFile("DEVHOST_COSMOS_CONFIG")).databases;
+  check(databases.length === 1, `the Cosmos DB config must declare one database, found ${databases.length}`);
+  const [database] = databases;
+  const defaultName = template.parameters.cosmosDatabaseName?.defaultValue;
+  check(
+    database?.id === defaultName && database?.id === sampleSettings.COSMOS_DATABASE,
+    `the Cosmos DB config's database (${database?.id}) must be main.bicep's cosmosDatabaseName (${defaultName}) and COSMOS_DATABASE (${sampleSettings.COSMOS_DATABASE})`,
+  );
+  const containers = database?.containers ?? [];
+  check(
+    JSON.stringify(containers.map((c) => c.id).sort()) === JSON.stringify(["leases", "orders", "state"]),
+    `the Cosmos DB config must declare the orders, state and leases containers, found ${containers.map((c) => c.id)}`,
+  );
+  for (const c of containers) {
+    check(
+      JSON.stringify(c.partitionKey?.paths) === JSON.stringify(["/orderId"]),
+      `container "${c.id}" must be partitioned on /orderId`,
+    );
+  }
+  // The starter, the Supervisor and the operator listing sort on two fields: each needs its composite index.
+  const composites = (containers.find((c) => c.id === "state")?.indexingPolicy?.compositeIndexes ?? []).map(
+    (index) => index.map((p) => `${p.path} ${p.order}`).join(", "),
+  );
+  for (const needed of [
+    "/processState ascending, /createdAt ascending",
+    "/processState ascending, /completeBy ascending",
+    "/updatedAt descending, /id descending",
+    "/processState ascending, /updatedAt descending, /id descending",
+  ]) {
+    check(composites.includes(needed), `the state container lacks the composite index (${needed})`);
+  }
 }
 
 function checkAppSettingsAndSecrets(templateText) {
@@ -266,55 +313,117 @@ function checkDeploymentPackage() {
     `package.json "main" (${pkg.main}) must lie in dist/src, the only compiled folder staged`,
   );
 
-  // The production manifest must keep every package a production package needs, or `npm ci --omit=dev`
-  // in the staging folder fails (or, worse, succeeds without it).
-  const lock = readJson(path.join(root, "package-lock.json"));
-  const production = productionManifest(pkg, lock);
-  check(
-    !("devDependencies" in production.pkg) && !("scripts" in production.pkg) && !("bin" in production.pkg),
-    "the staged package.json must carry no devDependencies, scripts or bin",
-  );
-  check(
-    JSON.stringify(production.lock.packages[""].dependencies) === JSON.stringify(pkg.dependencies),
-    "the staged lockfile's root must declare the same dependencies as package.json",
-  );
-  const kept = production.lock.packages;
-  const devEntries = Object.entries(kept).filter(([, entry]) => entry.dev === true);
-  check(devEntries.length === 0, `the staged lockfile keeps dev packages: ${devEntries.map(([l]) => l)}`);
-  const unresolved = unresolvedDependencies(kept);
-  check(
-    unresolved.length === 0,
-    `the staged lockfile misses packages production needs: ${unresolved.slice(0, 5).join(", ")}`,
-  );
-  check(Object.keys(kept).length > 1, "the staged lockfile holds no production packages");
+  checkProductionInstall(pkg);
 }
 
-// Every required dependency of every package resolves to an entry of the lockfile, the way Node looks
-// it up: in the package's own node_modules, then in each enclosing node_modules up to the root.
-function unresolvedDependencies(packages) {
-  const missing = [];
-  for (const [location, entry] of Object.entries(packages)) {
+// What stage-package.sh installs in the package: the root's production dependencies (package.json and
+// package-lock.json as they are, `npm ci --omit=dev --workspaces=false`), installed here into a scratch folder.
+// Everything the lockfile says production needs must be there, and nothing else: no development tool, and
+// neither the devhost workspace nor a package only it depends on.
+function checkProductionInstall(pkg) {
+  check(
+    !Object.keys(pkg.dependencies ?? {}).some((name) => name in (pkg.devDependencies ?? {})),
+    "no package may be both a dependency and a devDependency of package.json",
+  );
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "infra-check-install-"));
+  try {
+    const install = spawnSync("bash", [path.join(root, "infra/scripts/install-production.sh"), tmp], {
+      encoding: "utf8",
+    });
+    check(install.status === 0, `the production install failed: ${install.stderr.trim()}`);
+    if (install.status !== 0) return;
+    const lock = readJson(path.join(root, "package-lock.json")).packages;
+    const needed = productionClosure(lock);
+    const installed = installedPackages(path.join(tmp, "node_modules"));
+    const extra = [...installed].filter((location) => !needed.all.has(location));
+    check(
+      extra.length === 0,
+      `the production install holds packages production does not need: ${extra.slice(0, 5)}`,
+    );
+    const missing = [...needed.required].filter((location) => !installed.has(location));
+    check(
+      missing.length === 0,
+      `the production install misses packages production needs: ${missing.slice(0, 5)}`,
+    );
+    // Named for a clearer message: a development tool or the devhost's emulator that production does not need
+    // (some, like @types/node, are also dependencies of production packages, and stay).
+    const devOnly = [
+      ...Object.keys(pkg.devDependencies ?? {}),
+      "vitest",
+      "typescript",
+      "eslint",
+      "@vercel/cosmosdb-server",
+    ].filter((name) => !needed.all.has(`node_modules/${name}`));
+    const leaked = devOnly.filter((name) => installed.has(`node_modules/${name}`));
+    check(leaked.length === 0, `the production install holds development packages: ${leaked}`);
+    check(installed.size > 0, "the production install holds no packages");
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+// The lockfile locations production needs, starting from the root's dependencies and following each package's
+// dependencies the way Node looks them up: in the package's own node_modules, then in each enclosing
+// node_modules up to the root. `required` leaves out optional dependencies, which npm may skip on this platform.
+function productionClosure(packages) {
+  const all = new Set();
+  const required = new Set();
+  const resolve = (from, name) => {
+    for (let dir = from; ;) {
+      const location = `${dir ? `${dir}/` : ""}node_modules/${name}`;
+      if (location in packages) return location;
+      if (!dir) return undefined;
+      const cut = dir.lastIndexOf("/node_modules/");
+      dir = cut < 0 ? "" : dir.slice(0, cut);
+    }
+  };
+  const visit = (location, optional) => {
+    const seen = all.has(location);
+    all.add(location);
+    if (!optional) required.add(location);
+    if (seen && (optional || required.has(location))) return;
+    const entry = packages[location];
     const optionalPeers = entry.peerDependenciesMeta ?? {};
-    const required = [
-      ...Object.keys(entry.dependencies ?? {}),
-      ...Object.keys(entry.peerDependencies ?? {}).filter((name) => !optionalPeers[name]?.optional),
+    const deps = [
+      ...Object.keys(entry.dependencies ?? {}).map((name) => [name, optional]),
+      ...Object.keys(entry.optionalDependencies ?? {}).map((name) => [name, true]),
+      ...Object.keys(entry.peerDependencies ?? {})
+        .filter((name) => !optionalPeers[name]?.optional)
+        .map((name) => [name, optional]),
     ];
-    for (const name of required) {
-      let dir = location;
-      let found = false;
-      for (;;) {
-        if (`${dir ? `${dir}/` : ""}node_modules/${name}` in packages) {
-          found = true;
-          break;
-        }
-        if (!dir) break;
-        const cut = dir.lastIndexOf("/node_modules/");
-        dir = cut < 0 ? "" : dir.slice(0, cut);
-      }
-      if (!found) missing.push(`${name} (needed by ${location || "the app"})`);
+    for (const [name, isOptional] of deps) {
+      const found = resolve(location, name);
+      if (found) visit(found, isOptional);
+    }
+  };
+  const rootEntry = packages[""];
+  for (const name of Object.keys(rootEntry.dependencies ?? {})) {
+    const found = resolve("", name);
+    if (found) visit(found, false);
+  }
+  return { all, required };
+}
+
+// Every installed package folder, named as the lockfile names its location (node_modules/a/node_modules/@s/b).
+function installedPackages(nodeModules, prefix = "node_modules") {
+  const found = new Set();
+  if (!fs.existsSync(nodeModules)) return found;
+  for (const entry of fs.readdirSync(nodeModules, { withFileTypes: true })) {
+    if (!entry.isDirectory() || entry.name.startsWith(".")) continue;
+    const names = entry.name.startsWith("@")
+      ? fs.readdirSync(path.join(nodeModules, entry.name)).map((n) => `${entry.name}/${n}`)
+      : [entry.name];
+    for (const name of names) {
+      const dir = path.join(nodeModules, name);
+      found.add(`${prefix}/${name}`);
+      for (const nested of installedPackages(
+        path.join(dir, "node_modules"),
+        `${prefix}/${name}/node_modules`,
+      ))
+        found.add(nested);
     }
   }
-  return missing;
+  return found;
 }
 
 // ---- What Azure would be asked to create (bicep snapshot, evaluated offline) ----
@@ -429,6 +538,7 @@ const template = JSON.parse(templateText);
 
 checkParametersFile(template);
 checkQueueConfig();
+checkContainerConfig(template);
 checkAppSettingsAndSecrets(templateText);
 checkLocalSettingsScript(template);
 checkDeploymentPackage();

@@ -4,13 +4,14 @@
 # the folder, so `azd package` / `azd deploy` zip it as is (remoteBuild: false: no build on Azure).
 #
 #   dist/deploy/
-#     host.json, package.json, package-lock.json (without devDependencies, scripts, bin)
+#     host.json, package.json, package-lock.json   the repository's own, unchanged
 #     dist/src/**.js        the compiled app ("main" is dist/src/index.js); no source maps, no tests
 #     node_modules/         production dependencies only, from the lockfile, without source maps
-#                           and type declarations
+#                           and type declarations (install-production.sh)
 #
-# The repository's node_modules holds the dev tooling too (TypeScript, vitest, eslint, emulators:
-# about 280 MB) and dist/ holds the devhost and benchmarks: neither belongs on Azure.
+# The repository's node_modules holds the dev tooling too (TypeScript, vitest, eslint, the devhost
+# workspace and its emulators: about 280 MB) and dist/ holds the tools and benchmarks: neither belongs
+# on Azure.
 #
 # Usage: bash infra/scripts/stage-package.sh    (from anywhere; needs node, npm and the npm registry
 #                                                or a warm npm cache)
@@ -30,8 +31,6 @@ npm run build --silent
 rm -rf "$staging"
 mkdir -p "$staging"
 cp host.json "$staging/"
-# package.json and package-lock.json without the development parts (see production-manifest.mjs).
-node infra/scripts/production-manifest.mjs . "$staging"
 
 main="$(node -p 'require("./package.json").main')"
 case "$main" in
@@ -68,13 +67,8 @@ if [[ ! -f "$staging/$main" ]]; then
 fi
 
 echo "stage-package: installing production dependencies"
-# --ignore-scripts: no dependency runs code at install time on the way to Azure. --no-bin-links:
-# the host runs no command-line tools, and azd would zip each .bin symlink as a copy of its target.
-(cd "$staging" && npm ci --omit=dev --ignore-scripts --no-bin-links --no-audit --no-fund --loglevel=error)
-
-# Source maps and type declarations are for debuggers and compilers, never loaded at run time, and
-# are more than half of the production dependencies' size (the Azure SDKs ship both for every build).
-find "$staging/node_modules" -type f \( -name '*.map' -o -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' \) -delete
+# package.json and package-lock.json are copied as they are, then `npm ci` installs the production tree.
+bash infra/scripts/install-production.sh "$staging"
 
 # A native addon is built for the machine that ran npm ci, and Flex Consumption runs Linux x64.
 natives="$(find "$staging/node_modules" -name '*.node' -type f | sed "s|^$staging/||")"

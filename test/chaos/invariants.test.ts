@@ -5,16 +5,17 @@
  */
 import { describe, expect, it } from "vitest";
 import { orderWorkflowV1, submit, type ProcessState, type StateRecord } from "../../src/domain";
-import type { PlannedOrder } from "../../devhost/demo/faultPlan";
+import type { PlannedOrder } from "../../tools/soak/faultPlan";
 import {
   checkInvariants,
   deriveBound,
   scheduleIntervalSeconds,
   type RunEvidence,
-} from "../../devhost/demo/invariants";
-import { FAST_TIMINGS } from "../../devhost/demo/soak";
-import { sampleOrder, seededRandom } from "../../devhost/sampleOrders";
-import type { LedgerEntry } from "../../devhost/simulator";
+} from "../../tools/soak/invariants";
+import { FAST_TIMINGS } from "../../tools/soak/soak";
+import { sampleOrder } from "../../tools/sampleOrders";
+import { seededRandom } from "../../tools/seededRandom";
+import type { LedgerEntry } from "../../tools/simulator";
 
 const T0 = Date.parse("2026-11-29T10:00:00.000Z");
 const iso = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();

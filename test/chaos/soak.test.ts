@@ -1,5 +1,5 @@
 /**
- * Chaos soak (issue 7): 300 orders through the app on the devhost, the app in a child process and the emulators
+ * Chaos soak: 300 orders through the app on the devhost, the app in a child process and the emulators
  * in this one. Every order meets a fault drawn from a seeded mix (transient errors, permanent refusals, latency
  * beyond the deadline, hangs, responses dropped after the side effect, refused undos), 2% of all remote calls fail
  * at random on top, and the app process is SIGKILLed and restarted several times while orders are in flight.
@@ -8,8 +8,8 @@
  * every Error and CompensationFailed, and no accepted submission missing. CHAOS_SEED=<n> replays a plan.
  */
 import { afterAll, expect, it } from "vitest";
-import { CHAOS_MIX } from "../../devhost/demo/faultPlan";
-import { FAST_TIMINGS, formatSoakSummary, runSoak } from "../../devhost/demo/soak";
+import { CHAOS_MIX } from "../../tools/soak/faultPlan";
+import { FAST_TIMINGS, formatSoakSummary, runSoak } from "../../tools/soak/soak";
 import { buildChaosApp, type ChaosApp } from "../support/chaos";
 
 const TEST_TIMEOUT_MS = 295_000;

@@ -9,10 +9,10 @@
  * opens, so every layer's retries reach the service and show up in the count.
  */
 import fs from "node:fs";
-import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { loadConfig, type AppConfig } from "../../src/config";
 import { computeRetryBudget, type RetryBudget } from "../../src/domain/retryBudget";
+import { emulatorConfigFiles } from "../../tools/repository";
 import {
   addFault,
   e2eOrder,
@@ -49,9 +49,7 @@ it("runs with the settings under test, and the request queues deliver no more of
   expect(config).toMatchObject({ agentMaxAttempts: 2, supervisorMaxFailures: 1, retryBudgetPerStep: 8 });
   expect(budget).toMatchObject({ maxCallsPerStep: 8, budget: 8, withinBudget: true });
   // The deliveries factor is only honest if each request queue's MaxDeliveryCount is at most the setting.
-  const emulatorConfig = JSON.parse(
-    fs.readFileSync(path.join(__dirname, "../../devhost/emulators/servicebus/config.json"), "utf8"),
-  ) as {
+  const emulatorConfig = JSON.parse(fs.readFileSync(emulatorConfigFiles().serviceBus, "utf8")) as {
     UserConfig: {
       Namespaces: Array<{ Queues: Array<{ Name: string; Properties: { MaxDeliveryCount: number } }> }>;
     };

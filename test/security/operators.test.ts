@@ -1,11 +1,12 @@
 /**
  * Operators are signed-in principals with an app role, not holders of a key or a header they wrote themselves.
  * The devhost plays the platform's authentication here: a client acts as a principal by sending the
- * x-ms-client-principal header the platform would send (devhost/auth.ts), and no principal is added for it. Machine
- * clients submit and read their order's status with a function key, and need no principal.
+ * x-ms-client-principal header the platform would send (`encodeClientPrincipal` of devhost/auth), and no
+ * principal is added for it. Machine clients submit and read their order's status with a function key, and need
+ * no principal.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { encodeClientPrincipal } from "../../devhost/auth";
+import { encodeClientPrincipal } from "devhost/auth";
 import { e2eOrder, orderSnapshot, startE2E, type E2E } from "../support/e2e";
 
 let e2e: E2E;

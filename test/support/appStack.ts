@@ -1,16 +1,15 @@
 /**
- * The app's dependencies wired to the embedded emulators on ephemeral ports: what integration tests of the
- * Scheduler, Supervisor and agents run against. Real SDK clients, real emulators, no test doubles.
+ * The app's dependencies wired to the local stack on ephemeral ports: what integration tests of the Scheduler,
+ * Supervisor and agents run against. Real SDK clients, real emulators, no test doubles.
  */
-import { readFileSync } from "node:fs";
 import { InvocationContext } from "@azure/functions";
 import { ServiceBusClient } from "@azure/service-bus";
 import { createDependencies, type Dependencies } from "../../src/app/dependencies";
 import { loadConfig, type AppConfig } from "../../src/config";
-import { startEmulators, type EmulatorHandles } from "../../devhost/emulators/main";
+import { startLocalStack, type LocalStackAddresses } from "../../tools/localStack";
 
 export interface AppStack {
-  emulators: EmulatorHandles;
+  emulators: LocalStackAddresses;
   config: AppConfig;
   deps: Dependencies;
   /** A second client for the test itself (reading alerts, status queues, dead letters). */
@@ -19,26 +18,13 @@ export interface AppStack {
   stop(): Promise<void>;
 }
 
-const sample = JSON.parse(readFileSync("local.settings.sample.json", "utf8")) as {
-  Values: Record<string, string>;
-};
-
 export async function startAppStack(settings: Record<string, string> = {}): Promise<AppStack> {
-  const emulators = await startEmulators({ ports: { serviceBus: 0, cosmos: 0, simulator: 0 } });
-  const sim = emulators.simulatorUrl!;
-  const config = loadConfig({
-    ...sample.Values,
-    ServiceBusConnection: emulators.serviceBusConnectionString,
-    CosmosConnection: emulators.cosmosConnectionString,
-    INVENTORY_URL: `${sim}/inventory`,
-    PAYMENT_URL: `${sim}/payment`,
-    SHIPPING_URL: `${sim}/shipping`,
-    ...settings,
-  });
+  const stack = await startLocalStack();
+  const config = loadConfig(stack.appSettings(settings));
   const deps = createDependencies(config);
-  const bus = new ServiceBusClient(emulators.serviceBusConnectionString!);
+  const bus = new ServiceBusClient(stack.emulators.serviceBusConnectionString);
   return {
-    emulators,
+    emulators: stack.emulators,
     config,
     deps,
     bus,
@@ -47,7 +33,7 @@ export async function startAppStack(settings: Record<string, string> = {}): Prom
     stop: async () => {
       await deps.close();
       await bus.close();
-      await emulators.stop();
+      await stack.stop();
     },
   };
 }

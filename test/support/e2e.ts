@@ -1,17 +1,22 @@
 /**
- * The whole app on the devhost against the embedded emulators, for end-to-end tests: emulators on ephemeral
- * ports in this process, the app transpiled by the global setup and loaded by the devhost exactly as `npm start`
- * loads dist/src/index.js, timings shortened so that recovery paths run in seconds.
+ * The whole app on the devhost against the local stack, for end-to-end tests: emulators and simulator on
+ * ephemeral ports in this process, the app transpiled by the global setup and loaded by the devhost exactly as
+ * `npm start` loads dist/src/index.js, timings shortened so that recovery paths run in seconds.
  */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ServiceBusClient } from "@azure/service-bus";
-import { encodeClientPrincipal, type ClientPrincipal } from "../../devhost/auth";
-import { startDevHost, type DevHost, type LogRecord } from "../../devhost/host";
-import { startEmulators, type EmulatorHandles } from "../../devhost/emulators/main";
+import { startDevHost, type DevHost, type LogRecord } from "devhost";
+import { encodeClientPrincipal, type ClientPrincipal } from "devhost/auth";
 import type { ProcessState, StateRecord } from "../../src/domain";
+import { startLocalStack, type LocalStackAddresses } from "../../tools/localStack";
+import { sampleSettings } from "../../tools/repository";
+import type { FaultSpec, InjectedFault, LedgerEntry } from "../../tools/simulator";
+import { settingsForSimulator } from "../../tools/simulator/settings";
 import { inject } from "vitest";
+
+export type { FaultSpec, InjectedFault, LedgerEntry } from "../../tools/simulator";
 
 /** The app entry, transpiled from the current sources by the global setup. */
 export const APP_ENTRY = path.join(inject("appBuildDir"), "src", "index.js");
@@ -34,31 +39,9 @@ export const E2E_SETTINGS: Record<string, string> = {
 /** Who the harness's requests act as unless a test says otherwise: an operator, so every route answers. */
 export const E2E_OPERATOR = { name: "e2e-operator", id: "oid-e2e-operator", roles: ["Orders.Operator"] };
 
-export interface FaultSpec {
-  service: "inventory" | "payment" | "shipping";
-  operation?: string;
-  orderId?: string;
-  kind: "transient" | "permanent" | "latency" | "hang" | "drop-response";
-  count?: number;
-  probability?: number;
-  latencyMs?: number;
-  status?: number;
-}
-
-export interface LedgerEntry {
-  service: string;
-  operation: string;
-  idempotencyKey: string;
-  orderId: string;
-  requests: number;
-  applied: boolean;
-  status: number;
-  firstAt: string;
-}
-
 export interface E2E {
   host: DevHost;
-  emulators: EmulatorHandles;
+  emulators: LocalStackAddresses;
   bus: ServiceBusClient;
   logs: LogRecord[];
   /** fetch against the app's HTTP API: `api("/api/orders")`. */
@@ -87,23 +70,30 @@ export async function startE2E(
   /** The principal of requests that send none (default E2E_OPERATOR); null: requests act as nobody. */
   options: { signedInAs?: ClientPrincipal | null } = {},
 ): Promise<E2E> {
-  const emulators = await startEmulators({ ports: { serviceBus: 0, cosmos: 0, simulator: 0 } });
+  const stack = await startLocalStack();
+  const { emulators } = stack;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "e2e-"));
   const logs: LogRecord[] = [];
+  // The devhost reads the shipped settings itself (the app root is the repository's) and points their emulator
+  // connections at the stack's; the simulator URLs are this harness's to point.
+  const explicit = { ...E2E_SETTINGS, ...settings };
   const host = await startDevHost({
     appEntry: APP_ENTRY,
     dataDir,
     port: 0,
     emulators,
-    settings: { ...E2E_SETTINGS, ...settings },
+    settings: {
+      ...explicit,
+      ...settingsForSimulator(emulators.simulatorUrl, { ...sampleSettings(), ...explicit }),
+    },
     signedInAs: options.signedInAs === undefined ? E2E_OPERATOR : options.signedInAs,
     log: (record) => {
       logs.push(record);
       if (process.env.E2E_LOGS) process.stdout.write(`${record.message}\n`);
     },
   });
-  const bus = new ServiceBusClient(emulators.serviceBusConnectionString!);
-  const sim = emulators.simulatorUrl!;
+  const bus = new ServiceBusClient(emulators.serviceBusConnectionString);
+  const sim = emulators.simulatorUrl;
 
   const api = (pathAndQuery: string, init?: RequestInit) => fetch(`${host.url}${pathAndQuery}`, init);
   const state = async (orderId: string): Promise<StateRecord | null> => {
@@ -149,7 +139,7 @@ export async function startE2E(
     async stop() {
       await bus.close();
       await host.stop();
-      await emulators.stop();
+      await stack.stop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
@@ -258,7 +248,7 @@ export type DeadLetter = PeekedMessage;
  * client would start after the messages already seen.
  */
 export async function peekAll(e2e: E2E, queue: string, subQueue?: "deadLetter"): Promise<PeekedMessage[]> {
-  const client = new ServiceBusClient(e2e.emulators.serviceBusConnectionString!);
+  const client = new ServiceBusClient(e2e.emulators.serviceBusConnectionString);
   try {
     const receiver = client.createReceiver(queue, subQueue ? { subQueueType: subQueue } : {});
     return (await receiver.peekMessages(250)).map((m) => ({
@@ -288,15 +278,6 @@ export async function waitForDeadLetter(
       throw new Error(`${messageId} was not dead-lettered on ${queue} within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 250));
   }
-}
-
-/** A fault armed on the simulator, as `GET /_faults` reports it. */
-export interface InjectedFault extends FaultSpec {
-  id: string;
-  /** Calls the fault decided or delayed so far. */
-  hits: number;
-  /** Firings left for a `count` fault; null otherwise. */
-  remaining: number | null;
 }
 
 /** Arms a fault on the simulator and returns it (with its id, for listFaults and removeFault). */

@@ -1,7 +1,8 @@
 /**
  * Once per test run: transpiles src/ so that end-to-end tests can load the app the way the Functions host does
- * (compiled CommonJS, required by path), without touching dist/. Type errors are the job of `npm run typecheck`;
- * this only strips types, which takes about a second.
+ * (compiled CommonJS, required by path), and the devhost package (its src/ and bin/, laid out as installed) so
+ * that tests can run the app on the devhost in child processes, without touching dist/. Type errors are the job
+ * of `npm run typecheck`; this only strips types, which takes about a second.
  *
  * The output goes to .test-build/<hash of the sources>: test runs started at the same time (or while sources are
  * edited) each get a complete build of their own sources, and none deletes another's.
@@ -14,13 +15,14 @@ import type { TestProject } from "vitest/node";
 
 declare module "vitest" {
   export interface ProvidedContext {
-    /** Where this run's transpiled app lives (see e2e.ts APP_ENTRY). */
+    /** Where this run's transpiled app and devhost live (see e2e.ts APP_ENTRY and DEVHOST_CLI). */
     appBuildDir: string;
   }
 }
 
 const REPO = path.resolve(__dirname, "..", "..");
 const BUILDS = path.join(REPO, ".test-build");
+const DEVHOST = path.join(REPO, "packages", "devhost");
 
 function walk(dir: string): string[] {
   return fs
@@ -32,26 +34,45 @@ function walk(dir: string): string[] {
     .sort();
 }
 
-function sources(): string[] {
-  return walk(path.join(REPO, "src")).filter((f) => f.endsWith(".ts"));
+/** What a build holds: each source file and its place in the build. */
+function sources(): Map<string, string> {
+  const places = new Map<string, string>();
+  const js = (file: string): string => file.replace(/\.ts$/, ".js");
+  for (const file of walk(path.join(REPO, "src")).filter((f) => f.endsWith(".ts")))
+    places.set(file, js(path.relative(REPO, file)));
+  const devhostSources = path.join(DEVHOST, "src");
+  for (const file of walk(devhostSources).filter((f) => f.endsWith(".ts")))
+    places.set(file, js(path.join("devhost", "dist", path.relative(devhostSources, file))));
+  places.set(path.join(DEVHOST, "bin", "devhost.js"), path.join("devhost", "bin", "devhost.js"));
+  return places;
 }
 
-/** Directory holding the transpiled app for the current sources. */
+/** The devhost CLI of a build: bin/devhost.js of the transpiled package. */
+export function devhostCliIn(buildDir: string): string {
+  return path.join(buildDir, "devhost", "bin", "devhost.js");
+}
+
+/** Directory holding the transpiled app and devhost for the current sources. */
 export function appBuildDir(): string {
   const hash = createHash("sha1");
-  for (const file of sources()) hash.update(path.relative(REPO, file)).update(fs.readFileSync(file));
+  for (const file of sources().keys()) hash.update(path.relative(REPO, file)).update(fs.readFileSync(file));
   return path.join(BUILDS, hash.digest("hex").slice(0, 12));
 }
 
 export default function setup(project: TestProject): void {
   const target = appBuildDir();
-  // Test files read the directory from here rather than hashing src/ again: sources edited during a run would
-  // otherwise name a build that does not exist.
+  // Test files read the directory from here rather than hashing the sources again: sources edited during a run
+  // would otherwise name a build that does not exist.
   project.provide("appBuildDir", target);
   if (fs.existsSync(target)) return;
   const staging = `${target}.${process.pid}.tmp`;
-  for (const file of sources()) {
-    const out = path.join(staging, path.relative(REPO, file)).replace(/\.ts$/, ".js");
+  for (const [file, place] of sources()) {
+    const out = path.join(staging, place);
+    fs.mkdirSync(path.dirname(out), { recursive: true });
+    if (!file.endsWith(".ts")) {
+      fs.copyFileSync(file, out);
+      continue;
+    }
     const output = ts.transpileModule(fs.readFileSync(file, "utf8"), {
       compilerOptions: {
         module: ts.ModuleKind.CommonJS,
@@ -60,7 +81,6 @@ export default function setup(project: TestProject): void {
       },
       fileName: file,
     });
-    fs.mkdirSync(path.dirname(out), { recursive: true });
     fs.writeFileSync(out, output.outputText);
   }
   try {

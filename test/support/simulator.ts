@@ -4,7 +4,7 @@ import {
   type LedgerEntry,
   type Simulator,
   type SimulatorOptions,
-} from "../../devhost/simulator";
+} from "../../tools/simulator";
 
 export interface Reply {
   status: number;
@@ -49,17 +49,5 @@ async function reply(res: Response): Promise<Reply> {
     status: res.status,
     body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
     headers: res.headers,
-  };
-}
-
-/** A deterministic random() (mulberry32): the same seed gives the same fault sequence on every run. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }

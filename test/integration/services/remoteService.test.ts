@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ConsecutiveBreaker, circuitBreaker, handleAll } from "cockatiel";
 import { RemoteServiceClient, breakerFor } from "../../../src/services/remoteService";
-import { startSimulator, type Simulator } from "../../../devhost/simulator";
+import { startSimulator, type Simulator } from "../../../tools/simulator";
 
 let sim: Simulator;
 let n = 0;

@@ -6,12 +6,14 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { claim, expire, orderWorkflowV1, submit, type StateRecord } from "../../../src/domain";
 import { createCosmosClient } from "../../../src/services/cosmos";
 import { StateStore } from "../../../src/services/stateStore";
-import {
-  PROJECT_INDEXING_POLICY,
-  startCosmosEmulator,
-  type CosmosEmulator,
-} from "../../../devhost/emulators/cosmos";
+import { loadCosmosConfig, startCosmosEmulator, type CosmosEmulator } from "devhost/emulators";
+import { emulatorConfigFiles } from "../../../tools/repository";
 import { T0, at, sampleOrder } from "../../support/domain";
+
+// The app's own database and state container definition (infra/cosmos-emulator.config.json), which the
+// deployment's Bicep reads too: the queries below run against the indexes Azure has.
+const appCosmos = loadCosmosConfig(emulatorConfigFiles().cosmos).databases[0]!;
+const stateDefinition = appCosmos.containers.find((c) => c.id === "state")!;
 
 let emulator: CosmosEmulator;
 let store: StateStore;
@@ -19,7 +21,7 @@ let client: ReturnType<typeof createCosmosClient>;
 let run = 0;
 
 beforeAll(async () => {
-  emulator = await startCosmosEmulator({ port: 0 });
+  emulator = await startCosmosEmulator({ port: 0, config: emulatorConfigFiles().cosmos });
   client = createCosmosClient({ kind: "key", endpoint: emulator.endpoint + "/", key: emulator.key });
 });
 
@@ -31,11 +33,9 @@ afterAll(async () => {
 beforeEach(async () => {
   // A fresh container per test keeps the tests independent without restarting the emulator.
   const id = `state-${++run}`;
-  const { container } = await client.database(emulator.database).containers.createIfNotExists({
-    id,
-    partitionKey: { paths: ["/orderId"] },
-    indexingPolicy: PROJECT_INDEXING_POLICY,
-  });
+  const { container } = await client
+    .database(appCosmos.id)
+    .containers.createIfNotExists({ ...stateDefinition, id });
   store = new StateStore(container);
 });
 

@@ -1,7 +1,7 @@
 // CORS on the simulator's admin routes, so that the devhost's dashboard (another port) can drive /_faults: a
 // loopback Origin is allowed, with a preflight for JSON posts; other origins and the service routes get nothing.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Simulator } from "../../../devhost/simulator";
+import type { Simulator } from "../../../tools/simulator";
 import { startTestSimulator } from "../../support/simulator";
 
 let sim: Simulator;

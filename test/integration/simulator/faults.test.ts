@@ -1,8 +1,9 @@
 // Fault injection: each kind, its matching and counting, probability faults under a seeded random, the
 // fault API's validation, and that stop() ends hung and delayed requests.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { Fault, Simulator } from "../../../devhost/simulator";
-import { call, ledger, post, seededRandom, startTestSimulator, type Reply } from "../../support/simulator";
+import type { Fault, Simulator } from "../../../tools/simulator";
+import { seededRandom } from "../../../tools/seededRandom";
+import { call, ledger, post, startTestSimulator, type Reply } from "../../support/simulator";
 
 let sim: Simulator;
 // Scripted randomness for probability faults: each call takes the next value.

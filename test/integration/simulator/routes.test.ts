@@ -1,7 +1,7 @@
 // The simulator's routes, business rules, idempotency, closed-order (tombstone) rule and request validation,
 // exercised over HTTP with fetch as the app's agents will call them.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { Simulator } from "../../../devhost/simulator";
+import type { Simulator } from "../../../tools/simulator";
 import { call, ledger, post, startTestSimulator } from "../../support/simulator";
 
 let sim: Simulator;

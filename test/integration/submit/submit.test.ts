@@ -1,9 +1,10 @@
 import net from "node:net";
 import { ServiceBusClient, type ServiceBusReceivedMessage } from "@azure/service-bus";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ServiceBusEmulator } from "../../../devhost/emulators/servicebus";
-import { SAMPLE_PAYMENT_LIMIT } from "../../../devhost/sampleOrders";
-import { main } from "../../../devhost/submit";
+import { ServiceBusEmulator } from "devhost/emulators";
+import { SAMPLE_PAYMENT_LIMIT } from "../../../tools/sampleOrders";
+import { emulatorConfigFiles } from "../../../tools/repository";
+import { main } from "../../../tools/submit";
 import { orderSchema, orderTotal, submissionMessageId } from "../../../src/domain/order";
 
 let emulator: ServiceBusEmulator;
@@ -11,7 +12,7 @@ let client: ServiceBusClient;
 let cs: string;
 
 beforeAll(async () => {
-  emulator = new ServiceBusEmulator({ port: 0 });
+  emulator = new ServiceBusEmulator({ port: 0, config: emulatorConfigFiles().serviceBus });
   await emulator.start();
   cs = emulator.connectionString;
   client = new ServiceBusClient(cs);

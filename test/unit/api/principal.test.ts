@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { HttpRequest } from "@azure/functions";
 import { authorize } from "../../../src/api/authorize";
 import { auditName, readPrincipal, ROLES } from "../../../src/api/principal";
-import { encodeClientPrincipal } from "../../../devhost/auth";
+import { encodeClientPrincipal } from "devhost/auth";
 
 const request = (headers: Record<string, string>): HttpRequest =>
   ({ headers: new Headers(headers) }) as unknown as HttpRequest;

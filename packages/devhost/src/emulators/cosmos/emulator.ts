@@ -1,0 +1,108 @@
+// Embedded Cosmos DB stand-in: @vercel/cosmosdb-server in this process, over plain http with keep-alive, with
+// the databases and containers of its config (config.ts) created through the real @azure/cosmos client, so an
+// app talks to it exactly as it would to the official emulator. Where it differs from real Cosmos DB: the
+// package README.
+import type { AddressInfo } from "node:net";
+import type { IncomingMessage, Server } from "node:http";
+import { CosmosClient } from "@azure/cosmos";
+import { createHttpServer } from "@vercel/cosmosdb-server";
+import { DEFAULT_COSMOS_PORT } from "../ports";
+import { EMPTY_COSMOS_CONFIG, loadCosmosConfig, type CosmosEmulatorConfig } from "./config";
+
+/** The official emulator's published key. The stand-in checks no auth; using this key keeps the connection
+ *  string interchangeable with the official emulator's. */
+export const EMULATOR_KEY =
+  "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
+
+export interface CosmosEmulatorOptions {
+  /** Interface to listen on; default 127.0.0.1. */
+  host?: string;
+  /** Default 8081; 0 picks an ephemeral port (tests). */
+  port?: number;
+  /** What to create on start: a config file path or a parsed config (config.ts); default: nothing. */
+  config?: string | CosmosEmulatorConfig;
+  /** Called for every HTTP request the stand-in receives (benchmarks count store requests per order). */
+  onRequest?: (request: IncomingMessage) => void;
+}
+
+export interface CosmosEmulator {
+  /** http://<host>:<port>, no trailing slash. */
+  endpoint: string;
+  port: number;
+  key: string;
+  /** AccountEndpoint=http://<host>:<port>/;AccountKey=<EMULATOR_KEY>; (the CosmosConnection setting). */
+  connectionString: string;
+  /** The databases it created, as its config names them. */
+  databases: string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * The CosmosClient options an http loopback endpoint needs. Endpoint discovery must be off because the
+ * stand-in's account metadata advertises https://; no custom agent, because @azure/cosmos 4.9.3 only allows
+ * plain http when it builds the agent itself. Exported for callers that talk to the stand-in with their own client.
+ */
+export function emulatorClient(endpoint: string, key: string = EMULATOR_KEY): CosmosClient {
+  return new CosmosClient({ endpoint, key, connectionPolicy: { enableEndpointDiscovery: false } });
+}
+
+function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: Error): void =>
+      reject(new Error(`Cosmos emulator cannot listen on ${host}:${port}: ${err.message}`));
+    server.once("error", onError);
+    server.listen(port, host, () => {
+      server.off("error", onError);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+function close(server: Server): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.close((err) => (err ? reject(err) : resolve()));
+    // Keep-alive sockets held by clients would keep close() waiting; nothing is in flight once we stop.
+    server.closeAllConnections();
+  });
+}
+
+export async function startCosmosEmulator(opts: CosmosEmulatorOptions = {}): Promise<CosmosEmulator> {
+  const host = opts.host ?? "127.0.0.1";
+  const config = opts.config === undefined ? EMPTY_COSMOS_CONFIG : loadCosmosConfig(opts.config);
+  const server = createHttpServer({ keepAlive: true });
+  const onRequest = opts.onRequest;
+  if (onRequest) server.on("request", (request: IncomingMessage) => onRequest(request));
+  const address = await listen(server, opts.port ?? DEFAULT_COSMOS_PORT, host);
+  const urlHost = host.includes(":") ? `[${host}]` : host;
+  const endpoint = `http://${urlHost}:${address.port}`;
+
+  try {
+    await createDeclared(endpoint, config);
+  } catch (err) {
+    await close(server);
+    throw err;
+  }
+
+  let stopped: Promise<void> | undefined;
+  return {
+    endpoint,
+    port: address.port,
+    key: EMULATOR_KEY,
+    connectionString: `AccountEndpoint=${endpoint}/;AccountKey=${EMULATOR_KEY};`,
+    databases: config.databases.map((d) => d.id),
+    stop: () => (stopped ??= close(server)),
+  };
+}
+
+/** Creates every database and container the config declares, through the real client. */
+async function createDeclared(endpoint: string, config: CosmosEmulatorConfig): Promise<void> {
+  const client = emulatorClient(endpoint);
+  try {
+    for (const { id, containers } of config.databases) {
+      const { database } = await client.databases.createIfNotExists({ id });
+      for (const container of containers) await database.containers.createIfNotExists(container);
+    }
+  } finally {
+    client.dispose();
+  }
+}

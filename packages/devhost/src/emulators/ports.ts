@@ -1,0 +1,3 @@
+/** Where the emulators listen unless told otherwise: the official emulators' and the SDKs' defaults. */
+export const DEFAULT_SERVICE_BUS_PORT = 5672;
+export const DEFAULT_COSMOS_PORT = 8081;

@@ -1,0 +1,53 @@
+/**
+ * The Service Bus emulator on its own: `node packages/devhost/dist/emulators/servicebus/cli.js
+ * [--host 127.0.0.1] [--port 5672] [--config path/to/Config.json]`. Prints the connection string and
+ * runs until SIGINT or SIGTERM.
+ */
+import { z } from "zod";
+import { DEFAULT_SERVICE_BUS_PORT } from "../ports";
+import { ServiceBusEmulator } from "./emulator";
+
+const argsSchema = z.strictObject({
+  host: z.string().min(1).default("127.0.0.1"),
+  port: z.coerce.number().int().min(0).max(65_535).default(DEFAULT_SERVICE_BUS_PORT),
+  config: z.string().min(1).optional(),
+});
+
+function parseArgs(argv: string[]): z.infer<typeof argsSchema> {
+  const raw: Record<string, string> = {};
+  for (let i = 0; i < argv.length; i += 2) {
+    const flag = argv[i] ?? "";
+    const value = argv[i + 1];
+    if (!flag.startsWith("--") || value === undefined) {
+      throw new Error(
+        `usage: cli.js [--host <address>] [--port <number>] [--config <Config.json>]; got "${flag}"`,
+      );
+    }
+    raw[flag.slice(2)] = value;
+  }
+  const parsed = argsSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new Error(parsed.error.issues.map((i) => `--${i.path.join(".") || "?"}: ${i.message}`).join("; "));
+  }
+  return parsed.data;
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const emulator = new ServiceBusEmulator({ ...args, log: (line) => process.stdout.write(`${line}\n`) });
+  await emulator.start();
+  process.stdout.write(`${emulator.connectionString}\n`);
+  const shutdown = () => {
+    emulator.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once("SIGINT", shutdown);
+  process.once("SIGTERM", shutdown);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,521 @@
+/**
+ * A Service Bus emulator on rhea that the real @azure/service-bus client uses unchanged, with
+ * `UseDevelopmentEmulator=true` (plain AMQP 1.0 over TCP). It plays the broker side of what the SDK
+ * does on the wire: CBS put-token with SAS checks, senders (single and batch transfers), peek-lock and
+ * receive-and-delete receivers with manual credit and drain, dispositions, and `$management`.
+ */
+import type { AddressInfo, Server, Socket } from "node:net";
+import {
+  create_container,
+  types,
+  type Connection,
+  type Container,
+  type Delivery,
+  type EventContext,
+  type Message,
+  type Receiver,
+  type Sender,
+  type Session,
+} from "rhea";
+import {
+  declaredTopicNames,
+  EMPTY_CONFIG,
+  loadEmulatorConfig,
+  queueSettingsOf,
+  type EmulatorConfigFile,
+} from "./config";
+import { DEFAULT_SERVICE_BUS_PORT } from "../ports";
+import { handleManagementRequest } from "./management";
+import { LockLostError, MessageQueue, type QueueCounts, type ReceiveMode, type StoredMessage } from "./queue";
+import {
+  forgetSettledDelivery,
+  linkCredit,
+  localAttach,
+  nextUntransferredDeliveryId,
+  remoteAttach,
+} from "./rheaLinks";
+import { covers, entityPathOf, verifySasToken } from "./sas";
+import {
+  decodeTransfer,
+  deliveryTagFor,
+  MAX_MESSAGE_SIZE_BYTES,
+  rejectedWith,
+  settledOutcome,
+  toWireMessage,
+  type AmqpErrorFields,
+} from "./wire";
+
+export interface ServiceBusEmulatorOptions {
+  /** Address to listen on; default 127.0.0.1. */
+  host?: string;
+  /** TCP port; default 5672 (the SDK's default with UseDevelopmentEmulator). 0 picks a free port. */
+  port?: number;
+  /** A Config.json path, JSON text, or parsed object; default: no queues (an app brings its own). */
+  config?: string | EmulatorConfigFile;
+  /** Default RootManageSharedAccessKey. */
+  sasKeyName?: string;
+  /** Default "SAS_KEY_VALUE", as the official emulator. */
+  sasKey?: string;
+  /** Receives one line per notable event (connections, refusals); nothing is printed without it. */
+  log?: (line: string) => void;
+}
+
+export const DEFAULT_SAS_KEY_NAME = "RootManageSharedAccessKey";
+export const DEFAULT_SAS_KEY = "SAS_KEY_VALUE";
+
+const CBS_ADDRESS = "$cbs";
+const MANAGEMENT_SUFFIX = "/$management";
+const DEAD_LETTER_PATH_SUFFIX = "/$deadletterqueue";
+const SAS_TOKEN_TYPE = "servicebus.windows.net:sastoken";
+const SESSION_FILTER = "com.microsoft:session-filter";
+/** How long stop() lets clients answer the close frame before it drops their sockets. */
+const CLOSE_GRACE_MS = 100;
+
+/** A receiver link of a client, fed from a queue. */
+interface Consumer {
+  link: Sender;
+  queue: MessageQueue;
+  mode: ReceiveMode;
+  /** Ids of deliveries handed to rhea but not yet on the wire (rhea counts credit only when it transfers). */
+  queuedDeliveryIds: number[];
+}
+
+type LinkRole =
+  { kind: "cbs" } | { kind: "management"; queue: MessageQueue } | { kind: "intake"; queue: MessageQueue };
+
+export class ServiceBusEmulator {
+  private readonly host: string;
+  private readonly requestedPort: number;
+  private readonly sasKeyName: string;
+  private readonly sasKey: string;
+  private readonly log: (line: string) => void;
+  /** Queues by lower-cased name: entity names are case-insensitive. */
+  private readonly queues = new Map<string, MessageQueue>();
+  private readonly container: Container;
+  private server: Server | undefined;
+  private boundPort: number | undefined;
+  private readonly sockets = new Set<Socket>();
+  private readonly connections = new Set<Connection>();
+  /** Per connection, the CBS claims it holds: entity path (covering the paths below it) -> expiry. */
+  private readonly claims = new WeakMap<Connection, Map<string, number>>();
+  private readonly roles = new WeakMap<Receiver, LinkRole>();
+  private readonly consumers = new Map<MessageQueue, Consumer[]>();
+  private readonly consumerOf = new WeakMap<Sender, Consumer>();
+  private readonly rotation = new Map<MessageQueue, number>();
+  private readonly lockedDeliveries = new WeakMap<Delivery, { queue: MessageQueue; lockToken: string }>();
+
+  constructor(options: ServiceBusEmulatorOptions = {}) {
+    this.host = options.host ?? "127.0.0.1";
+    this.requestedPort = options.port ?? DEFAULT_SERVICE_BUS_PORT;
+    this.sasKeyName = options.sasKeyName ?? DEFAULT_SAS_KEY_NAME;
+    this.sasKey = options.sasKey ?? DEFAULT_SAS_KEY;
+    this.log = options.log ?? (() => undefined);
+    const file = loadEmulatorConfig(options.config ?? EMPTY_CONFIG);
+    for (const settings of queueSettingsOf(file)) {
+      this.queues.set(settings.name.toLowerCase(), new MessageQueue(settings, (queue) => this.pump(queue)));
+    }
+    const topics = declaredTopicNames(file);
+    if (topics.length > 0) this.log(`topics are not supported; ignoring ${topics.join(", ")}`);
+    // Abandon and defer must arrive as `modified` (rhea would turn them into `released`), and incoming
+    // transfers are accepted explicitly, once the message is stored.
+    this.container = create_container({
+      id: "servicebus-emulator",
+      treat_modified_as_released: false,
+      autoaccept: false,
+    });
+    this.wire();
+  }
+
+  /** The bound port once started (the requested one before). */
+  get port(): number {
+    return this.boundPort ?? this.requestedPort;
+  }
+
+  /** What a client passes to `new ServiceBusClient(...)`. */
+  get connectionString(): string {
+    if (this.port === 0) throw new Error("The Service Bus emulator has no port yet: start() it first.");
+    const host = this.host === "0.0.0.0" || this.host === "::" ? "127.0.0.1" : this.host;
+    return (
+      `Endpoint=sb://${host}:${this.port};SharedAccessKeyName=${this.sasKeyName};` +
+      `SharedAccessKey=${this.sasKey};UseDevelopmentEmulator=true`
+    );
+  }
+
+  queueNames(): string[] {
+    return [...this.queues.values()].map((queue) => queue.name);
+  }
+
+  /** Message counts of a queue: active (incl. locked), locked, scheduled, deferred, dead-lettered. */
+  queueCounts(queueName: string): QueueCounts {
+    return this.queueNamed(queueName).counts();
+  }
+
+  /** How many receiver links are attached to a queue (or its dead-letter subqueue). */
+  receiverCount(queueName: string, subQueue: "deadLetter" | undefined = undefined): number {
+    const queue = this.queueNamed(queueName);
+    const target = subQueue === "deadLetter" ? queue.deadLetterQueue : queue;
+    return target ? (this.consumers.get(target)?.length ?? 0) : 0;
+  }
+
+  async start(): Promise<void> {
+    if (this.server) return;
+    const server = this.container.listen({ host: this.host, port: this.requestedPort });
+    server.on("connection", (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.once("close", () => this.sockets.delete(socket));
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once("listening", resolve);
+      server.once("error", reject);
+    });
+    this.server = server;
+    this.boundPort = (server.address() as AddressInfo).port;
+    const queues = this.queueNames();
+    this.log(
+      `listening on ${this.host}:${this.boundPort} ` +
+        (queues.length > 0
+          ? `(queues: ${queues.join(", ")})`
+          : "(no queues: pass a Config.json to serve some)"),
+    );
+  }
+
+  /** Closes every connection, stops listening and drops all messages and timers. */
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    for (const connection of this.connections) {
+      try {
+        connection.close({
+          condition: "amqp:connection:forced",
+          description: "The emulator is shutting down.",
+        });
+      } catch {
+        // already closing
+      }
+    }
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    const grace = setTimeout(() => this.sockets.forEach((socket) => socket.destroy()), CLOSE_GRACE_MS);
+    await closed;
+    clearTimeout(grace);
+    this.connections.clear();
+    this.consumers.clear();
+    for (const queue of this.queues.values()) queue.dispose();
+    this.log("stopped");
+  }
+
+  // ------------------------------------------------------------------------------------ AMQP wiring
+
+  private wire(): void {
+    const c = this.container;
+    c.sasl_server_mechanisms.enable_anonymous(); // the SDK authenticates through CBS, not SASL
+    c.on("connection_open", (ctx: EventContext) => {
+      this.connections.add(ctx.connection);
+      const props = (ctx.connection.remote.open?.properties ?? {}) as Record<string, unknown>;
+      this.log(`connection from ${String(props.product ?? "client")} ${String(props.version ?? "")}`);
+    });
+    const dropConnection = (ctx: EventContext) => {
+      this.connections.delete(ctx.connection);
+      this.dropConsumers((consumer) => consumer.link.connection === ctx.connection);
+    };
+    c.on("connection_close", dropConnection);
+    c.on("disconnected", dropConnection);
+    c.on("session_close", (ctx: EventContext) => {
+      const session = ctx.session as Session;
+      this.dropConsumers((consumer) => consumer.link.session === session);
+    });
+    c.on("sender_close", (ctx: EventContext) =>
+      this.dropConsumers((consumer) => consumer.link === ctx.sender),
+    );
+    // Without an 'error' listener, a client closing a link with an error would throw inside rhea.
+    c.on("error", (error: unknown) => this.log(String(error)));
+
+    c.on("receiver_open", (ctx: EventContext) => this.onClientSenderAttached(ctx.receiver as Receiver));
+    c.on("sender_open", (ctx: EventContext) => this.onClientReceiverAttached(ctx.sender as Sender));
+    c.on("message", (ctx: EventContext) => this.onTransfer(ctx));
+    c.on("sendable", (ctx: EventContext) => {
+      const consumer = this.consumerOf.get(ctx.sender as Sender);
+      if (consumer) this.pump(consumer.queue);
+    });
+    // receiveMessages() ends its wait with a drain; rhea does not answer one by itself.
+    c.on("sender_draining", (ctx: EventContext) => {
+      const sender = ctx.sender as Sender;
+      const consumer = this.consumerOf.get(sender);
+      if (consumer) this.pump(consumer.queue);
+      sender.set_drained(true);
+    });
+    for (const kind of ["accepted", "rejected", "released", "modified"] as const) {
+      c.on(kind, (ctx: EventContext) => this.onDisposition(kind, ctx.delivery as Delivery));
+    }
+  }
+
+  /** The client attached a sender: to $cbs, to a queue's $management, or to a queue itself. */
+  private onClientSenderAttached(link: Receiver): void {
+    this.echoAttach(link);
+    const address = String(remoteAttach(link).target?.address ?? "");
+    if (address === CBS_ADDRESS) {
+      this.roles.set(link, { kind: "cbs" });
+      return;
+    }
+    const management = address.toLowerCase().endsWith(MANAGEMENT_SUFFIX);
+    const queue = this.admit(link, address);
+    if (!queue) return;
+    if (!management && queue.isDeadLetterQueue) {
+      this.refuse(link, "amqp:not-allowed", `Cannot send to the dead-letter queue '${queue.name}'.`);
+      return;
+    }
+    this.roles.set(link, management ? { kind: "management", queue } : { kind: "intake", queue });
+  }
+
+  /** The client attached a receiver: for $cbs or $management replies, or to consume a queue. */
+  private onClientReceiverAttached(link: Sender): void {
+    this.echoAttach(link);
+    const source = remoteAttach(link).source;
+    const address = String(source?.address ?? "");
+    if (address === CBS_ADDRESS || address.toLowerCase().endsWith(MANAGEMENT_SUFFIX)) return; // a reply link
+    if (source?.filter && SESSION_FILTER in source.filter) {
+      this.refuse(link, "amqp:not-implemented", "Sessions are not supported by the Service Bus emulator.");
+      return;
+    }
+    const queue = this.admit(link, address);
+    if (!queue) return;
+    const mode: ReceiveMode = remoteAttach(link).snd_settle_mode === 1 ? "receiveAndDelete" : "peekLock";
+    const consumer: Consumer = { link, queue, mode, queuedDeliveryIds: [] };
+    this.consumerOf.set(link, consumer);
+    this.consumers.set(queue, [...(this.consumers.get(queue) ?? []), consumer]);
+  }
+
+  /** The queue a link may use, or undefined once the link is refused (no claim, or no such entity). */
+  private admit(link: Sender | Receiver, address: string): MessageQueue | undefined {
+    const path = entityPathOf(address);
+    const now = Date.now();
+    const claims = [...(this.claims.get(link.connection) ?? new Map<string, number>())];
+    if (!claims.some(([claimPath, expiresAtMs]) => expiresAtMs > now && covers(claimPath, path))) {
+      this.refuse(
+        link,
+        "amqp:unauthorized-access",
+        `Unauthorized access. No valid CBS token (put-token) covers '${this.endpoint()}${path}'.`,
+      );
+      return undefined;
+    }
+    const queue = this.resolve(path);
+    if (!queue) {
+      // The SDK recognises a missing entity by this wording and raises MessagingEntityNotFound.
+      this.refuse(
+        link,
+        "amqp:not-found",
+        `The messaging entity '${this.endpoint()}${path}' could not be found. To know more visit https://aka.ms/sbResourceMgrExceptions.`,
+      );
+      return undefined;
+    }
+    return queue;
+  }
+
+  private resolve(path: string): MessageQueue | undefined {
+    let name = path.endsWith(MANAGEMENT_SUFFIX) ? path.slice(0, -MANAGEMENT_SUFFIX.length) : path;
+    const deadLetter = name.endsWith(DEAD_LETTER_PATH_SUFFIX);
+    if (deadLetter) name = name.slice(0, -DEAD_LETTER_PATH_SUFFIX.length);
+    const queue = this.queues.get(name);
+    return deadLetter ? queue?.deadLetterQueue : queue;
+  }
+
+  /** Answers the attach as Service Bus does: the same terminus and settle modes, and a max message size. */
+  private echoAttach(link: Sender | Receiver): void {
+    const remote = remoteAttach(link);
+    if (remote.source) link.set_source(remote.source);
+    if (remote.target) link.set_target(remote.target);
+    const local = localAttach(link);
+    local.snd_settle_mode = remote.snd_settle_mode;
+    local.rcv_settle_mode = remote.rcv_settle_mode;
+    local.max_message_size = MAX_MESSAGE_SIZE_BYTES;
+  }
+
+  /** Attach-then-detach with an error: what the SDK turns into a typed error, fast. */
+  private refuse(link: Sender | Receiver, condition: string, description: string): void {
+    this.log(`refused link '${link.name}': ${condition}: ${description}`);
+    link.close({ condition, description });
+  }
+
+  private endpoint(): string {
+    return `sb://${this.host}:${this.port}/`;
+  }
+
+  private queueNamed(queueName: string): MessageQueue {
+    const queue = this.queues.get(queueName.toLowerCase());
+    if (!queue)
+      throw new Error(
+        `No queue '${queueName}' in the Service Bus emulator (queues: ${this.queueNames().join(", ")})`,
+      );
+    return queue;
+  }
+
+  // ------------------------------------------------------------------------------------ inbound
+
+  private onTransfer(ctx: EventContext): void {
+    const link = ctx.receiver as Receiver;
+    const delivery = ctx.delivery as Delivery;
+    const role = this.roles.get(link);
+    if (!role) return;
+    const message = ctx.message as Message;
+    if (role.kind === "cbs") {
+      delivery.update(true, settledOutcome("accepted"));
+      this.reply(ctx.connection, message, this.putToken(ctx.connection, message));
+      return;
+    }
+    if (role.kind === "management") {
+      delivery.update(true, settledOutcome("accepted"));
+      this.reply(ctx.connection, message, handleManagementRequest(role.queue, message));
+      return;
+    }
+    let messages: Message[];
+    try {
+      messages = decodeTransfer(message, (ctx as { format?: number }).format);
+    } catch (error) {
+      delivery.update(true, rejectedWith({ condition: "amqp:decode-error", description: String(error) }));
+      return;
+    }
+    for (const each of messages) role.queue.send(each);
+    delivery.update(true, settledOutcome("accepted"));
+  }
+
+  /** CBS put-token: checks the SAS token and records the claim on this connection. */
+  private putToken(connection: Connection, request: Message): Message {
+    const props = (request.application_properties ?? {}) as Record<string, unknown>;
+    const audience = String(props.name ?? "");
+    let status = 202;
+    let description = "Accepted";
+    if (props.operation !== "put-token") {
+      status = 400;
+      description = `Unsupported CBS operation '${String(props.operation)}'.`;
+    } else if (props.type !== SAS_TOKEN_TYPE) {
+      status = 401;
+      description = `Only SAS tokens (${SAS_TOKEN_TYPE}) are supported by the emulator, not '${String(props.type)}'.`;
+    } else {
+      const verdict = verifySasToken(
+        String(request.body ?? ""),
+        audience,
+        { keyName: this.sasKeyName, key: this.sasKey },
+        Date.now(),
+      );
+      if (verdict.ok) {
+        // The SDK puts a token before every link and every 45 minutes: keep one claim per path.
+        const claims = this.claims.get(connection) ?? new Map<string, number>();
+        claims.set(entityPathOf(audience), verdict.expiresAtMs);
+        this.claims.set(connection, claims);
+      } else {
+        status = 401;
+        description = verdict.description;
+      }
+    }
+    if (status >= 300) this.log(`put-token for '${audience}' refused: ${description}`);
+    return {
+      application_properties: { "status-code": types.wrap_int(status), "status-description": description },
+      body: undefined,
+    };
+  }
+
+  /** Sends a CBS or management response on the client's reply link (named by the request's reply_to). */
+  private reply(connection: Connection, request: Message, response: Message): void {
+    const replyTo = request.reply_to;
+    const link = connection.find_sender(
+      (sender: Sender) => sender.name === replyTo || localAttach(sender).target?.address === replyTo,
+    );
+    if (!link) {
+      this.log(`no reply link '${String(replyTo)}' for a request; dropping the response`);
+      return;
+    }
+    link.send({ ...response, correlation_id: request.message_id, to: replyTo });
+  }
+
+  // ------------------------------------------------------------------------------------ outbound
+
+  /** Hands available messages to consumers with credit, round-robin, so concurrent receivers share the load. */
+  private pump(queue: MessageQueue): void {
+    const consumers = this.consumers.get(queue);
+    if (!consumers || consumers.length === 0) return;
+    let delivered = true;
+    while (delivered) {
+      delivered = false;
+      const start = this.rotation.get(queue) ?? 0;
+      for (let i = 0; i < consumers.length; i++) {
+        const consumer = consumers[(start + i) % consumers.length] as Consumer;
+        if (!this.hasCredit(consumer)) continue;
+        const stored = queue.receive(consumer.mode);
+        if (!stored) return;
+        this.deliver(consumer, stored);
+        this.rotation.set(queue, (start + i + 1) % consumers.length);
+        delivered = true;
+      }
+    }
+  }
+
+  private hasCredit(consumer: Consumer): boolean {
+    const link = consumer.link;
+    if (!link.is_open() || !link.sendable()) return false;
+    // rhea lowers link.credit only when a delivery goes on the wire; deliveries still queued in the
+    // session (ids at or above its next_pending_delivery) have used credit already.
+    const onTheWireBelow = nextUntransferredDeliveryId(link);
+    const queued = consumer.queuedDeliveryIds;
+    while (queued.length > 0 && (queued[0] as number) < onTheWireBelow) queued.shift();
+    return linkCredit(link) - queued.length > 0;
+  }
+
+  private deliver(consumer: Consumer, stored: StoredMessage): void {
+    const wire = toWireMessage(stored);
+    if (consumer.mode === "receiveAndDelete" || !stored.lockToken) {
+      consumer.queuedDeliveryIds.push(consumer.link.send(wire).id);
+      return;
+    }
+    // The delivery tag is the lock token: that is where the SDK reads message.lockToken from.
+    const delivery = consumer.link.send(wire, deliveryTagFor(stored.lockToken));
+    consumer.queuedDeliveryIds.push(delivery.id);
+    this.lockedDeliveries.set(delivery, { queue: consumer.queue, lockToken: stored.lockToken });
+  }
+
+  private dropConsumers(matches: (consumer: Consumer) => boolean): void {
+    for (const [queue, consumers] of this.consumers) {
+      const kept = consumers.filter((consumer) => !matches(consumer));
+      if (kept.length !== consumers.length) this.consumers.set(queue, kept);
+    }
+  }
+
+  /**
+   * A receiver settled a peek-locked message. The SDK sends dispositions unsettled (rcv-settle-mode
+   * second) and resolves completeMessage() etc. only when the broker settles back: with the same outcome,
+   * or with `rejected` + message-lock-lost when the lock had lapsed (the SDK raises MessageLockLost).
+   */
+  private onDisposition(kind: "accepted" | "rejected" | "released" | "modified", delivery: Delivery): void {
+    const locked = this.lockedDeliveries.get(delivery);
+    if (!locked) return;
+    this.lockedDeliveries.delete(delivery);
+    const state = (delivery.remote_state ?? {}) as {
+      error?: AmqpErrorFields;
+      undeliverable_here?: boolean;
+      message_annotations?: Record<string, unknown>;
+    };
+    const { queue, lockToken } = locked;
+    try {
+      if (kind === "accepted") queue.complete(lockToken);
+      else if (kind === "released") queue.release(lockToken);
+      else if (kind === "rejected") {
+        const { DeadLetterReason, DeadLetterErrorDescription, ...propertiesToModify } =
+          state.error?.info ?? {};
+        queue.deadLetter(lockToken, {
+          reason: typeof DeadLetterReason === "string" ? DeadLetterReason : undefined,
+          description:
+            typeof DeadLetterErrorDescription === "string" ? DeadLetterErrorDescription : undefined,
+          propertiesToModify,
+        });
+      } else if (state.undeliverable_here) queue.defer(lockToken, state.message_annotations);
+      else queue.abandon(lockToken, state.message_annotations);
+      delivery.update(true, settledOutcome(kind, state.undeliverable_here));
+    } catch (error) {
+      if (!(error instanceof LockLostError)) throw error;
+      delivery.update(
+        true,
+        rejectedWith({ condition: "com.microsoft:message-lock-lost", description: error.message }),
+      );
+    }
+    forgetSettledDelivery(delivery);
+  }
+}

@@ -1,0 +1,20 @@
+/** The Service Bus emulator: an AMQP 1.0 broker on rhea serving the queues of a Config.json. */
+export {
+  ServiceBusEmulator,
+  DEFAULT_SAS_KEY,
+  DEFAULT_SAS_KEY_NAME,
+  type ServiceBusEmulatorOptions,
+} from "./emulator";
+export {
+  loadEmulatorConfig,
+  queueSettingsOf,
+  EmulatorConfigError,
+  EMPTY_CONFIG,
+  QUEUE_DEFAULTS,
+  type EmulatorConfigFile,
+  type QueueProperties,
+  type QueueSettings,
+} from "./config";
+export { parseIsoDuration, DurationSyntaxError } from "./duration";
+// The queue itself is exported for instrumentation only: a benchmark counts sends and deliveries on it.
+export { MessageQueue, type QueueCounts } from "./queue";

@@ -1,0 +1,139 @@
+// The devhost: loads a compiled Functions app (Node.js v4 programming model) and plays the Functions host
+// for it, in this process. `startDevHost` is what the CLI and the tests call; it runs the start-up phases of
+// startup/ in order, each registering how to undo itself: the settings into the environment, the emulators the
+// settings point at, the app's registrations, the invoker and durable engine, the triggers, the HTTP server, and
+// finally the app's hooks, the engine and the triggers. A phase that fails undoes the ones before it.
+import path from "node:path";
+import type { ClientPrincipal } from "./auth";
+import { RealClock, type Clock, type DurableEngine } from "./durable";
+import type { EmulatorAddresses, StartEmulators } from "./emulatorPlan";
+import type { LoadedApp } from "./functionsCore";
+import { consoleLogSink, HostLogger, type LogSink } from "./logger";
+import { findAppRoot, readHostConfig } from "./settings";
+import { loadRegistrations } from "./startup/appLoad";
+import { startApp } from "./startup/appStart";
+import { connectEmulators } from "./startup/emulators";
+import { serveHttp } from "./startup/httpServer";
+import { createRuntime } from "./startup/runtime";
+import { applyAppSettings } from "./startup/settings";
+import { ShutdownSteps } from "./startup/shutdown";
+import { setUpTriggers, type FunctionSummary } from "./startup/triggers";
+
+export type { FunctionSummary } from "./startup/triggers";
+
+export const DEFAULT_PORT = 7071;
+
+export interface DevHostOptions {
+  /** The compiled app entry (package.json "main" of the app). */
+  appEntry: string;
+  /** App settings that win over the settings file and the environment (tests use them). */
+  settings?: Record<string, string>;
+  /** Settings file; default: local.settings.json next to host.json, else local.settings.sample.json. */
+  settingsFile?: string;
+  /** Where the durable task hub and timer schedule status live. */
+  dataDir: string;
+  /** Interface to listen on; default 127.0.0.1. */
+  host?: string;
+  /** HTTP port; default the settings file's Host.LocalHttpPort, else 7071; 0 picks a free one. */
+  port?: number;
+  /**
+   * false (default): use the settings as they are. true: start the embedded emulators the settings point
+   * at, where nothing listens yet. Addresses: emulators the caller runs; settings pointing at loopback
+   * emulators are redirected to them.
+   */
+  emulators?: boolean | EmulatorAddresses;
+  /** How to start emulators when `emulators` is true; default the embedded ones (emulators/index.ts). */
+  startEmulators?: StartEmulators;
+  /** Time for timers and the durable engine; default the wall clock. */
+  clock?: Clock;
+  /** Where log records go; default the console (information and above). */
+  log?: LogSink;
+  /** How long stop() lets running invocations finish; default 5 s. */
+  shutdownGraceMs?: number;
+  /**
+   * The principal of every HTTP request that carries no x-ms-client-principal, as if signed in through the
+   * platform's authentication (auth.ts); default: the DEVHOST_SIGNED_IN_AS setting, else nobody.
+   */
+  signedInAs?: ClientPrincipal | null;
+}
+
+export interface DevHost {
+  /** http://127.0.0.1:<port> */
+  url: string;
+  port: number;
+  functions: FunctionSummary[];
+  engine: DurableEngine;
+  app: LoadedApp;
+  /** Settings in effect (after emulator redirection), for callers that need the connection strings. */
+  env: NodeJS.ProcessEnv;
+  /** Resolves when no invocation is running right now. */
+  whenIdle(timeoutMs?: number): Promise<boolean>;
+  /** Stops triggers (letting running invocations finish), the engine, the emulators it started; restores env. */
+  stop(): Promise<void>;
+}
+
+/** The start-up listing, as `func start` prints it. */
+export function formatFunctionList(functions: FunctionSummary[]): string {
+  const lines = ["Functions:", ""];
+  for (const fn of functions) {
+    lines.push(`  ${fn.name}: ${fn.description}`);
+    if (fn.error) lines.push(`    error: ${fn.error}`);
+  }
+  return lines.join("\n");
+}
+
+export async function startDevHost(options: DevHostOptions): Promise<DevHost> {
+  const logger = new HostLogger(options.log ?? consoleLogSink());
+  const shutdown = new ShutdownSteps(logger);
+  try {
+    const appEntry = path.resolve(options.appEntry);
+    const appRoot = findAppRoot(appEntry);
+    const { localSettings, signedInAs } = applyAppSettings({ ...options, appRoot }, logger, shutdown);
+    await connectEmulators({ ...options, appRoot }, logger, shutdown);
+    // Read after the settings are in the environment: host.json may name settings (%TASK_HUB_NAME%).
+    const hostConfig = readHostConfig(appRoot);
+    const { app, registrations } = await loadRegistrations(appEntry, hostConfig, logger, shutdown);
+    const runtime = createRuntime(
+      { app, registrations, hostConfig, dataDir: options.dataDir, clock: options.clock ?? new RealClock() },
+      logger,
+      shutdown,
+    );
+    const triggers = setUpTriggers(registrations, { runtime, hostConfig, dataDir: options.dataDir, logger });
+    const server = await serveHttp(
+      {
+        host: options.host ?? "127.0.0.1",
+        port: options.port ?? localSettings?.localHttpPort ?? DEFAULT_PORT,
+        routePrefix: hostConfig.http.routePrefix,
+        registrations,
+        triggers,
+        runtime,
+        signedInAs,
+      },
+      logger,
+      shutdown,
+    );
+    await startApp(
+      { app, appRoot, runtime, triggers, server, graceMs: options.shutdownGraceMs ?? 5000 },
+      shutdown,
+    );
+
+    logger.info(formatFunctionList(triggers.summaries));
+    logger.info(
+      `Host started: ${server.url} (task hub ${runtime.engine.taskHubName}, data ${options.dataDir})`,
+    );
+    let stopping: Promise<void> | undefined;
+    return {
+      url: server.url,
+      port: server.port,
+      functions: triggers.summaries,
+      engine: runtime.engine,
+      app,
+      env: process.env,
+      whenIdle: (timeoutMs = 30_000) => runtime.invoker.drain(timeoutMs),
+      stop: () => (stopping ??= shutdown.runAll().then(() => logger.info("Host stopped."))),
+    };
+  } catch (error) {
+    await shutdown.runAll();
+    throw error;
+  }
+}

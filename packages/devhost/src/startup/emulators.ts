@@ -1,0 +1,47 @@
+// Start-up phase 2: the emulators the settings point at. Either the host starts the embedded ones where nothing
+// listens yet, or the caller names emulators it runs; either way the app's loopback connection strings are
+// pointed at them.
+import {
+  planEmulators,
+  settingsForEmulators,
+  type EmulatorAddresses,
+  type StartEmulators,
+} from "../emulatorPlan";
+import type { HostLogger } from "../logger";
+import { applySettingsToEnv } from "../settings";
+import type { ShutdownSteps } from "./shutdown";
+
+/** The embedded emulators, loaded only when an app needs them: --no-emulators never loads rhea. */
+const startEmbeddedEmulators: StartEmulators = async (request) => {
+  const { startEmulators } = await import("../emulators/index.js");
+  return startEmulators(request);
+};
+
+export interface EmulatorOptions {
+  appRoot: string;
+  /** false: none; true: start what the settings point at; addresses: emulators the caller runs. */
+  emulators?: boolean | EmulatorAddresses;
+  startEmulators?: StartEmulators;
+}
+
+export async function connectEmulators(
+  options: EmulatorOptions,
+  logger: HostLogger,
+  shutdown: ShutdownSteps,
+): Promise<void> {
+  const { emulators } = options;
+  if (emulators && typeof emulators === "object") {
+    shutdown.push(applySettingsToEnv({}, settingsForEmulators(emulators)));
+    return;
+  }
+  if (emulators !== true) return;
+  const plan = await planEmulators(process.env, options.appRoot);
+  plan.notes.forEach((note) => logger.info(note));
+  if (!plan.request.serviceBus && !plan.request.cosmos) return;
+  const started = await (options.startEmulators ?? startEmbeddedEmulators)({
+    ...plan.request,
+    log: (line) => logger.write({ level: "debug", category: "system", message: line }),
+  });
+  shutdown.push(() => started.stop());
+  shutdown.push(applySettingsToEnv({}, settingsForEmulators(started)));
+}

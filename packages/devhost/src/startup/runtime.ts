@@ -1,0 +1,77 @@
+// Start-up phase 4: what runs the app's functions. The invoker calls a function the way the worker does (hooks,
+// bindings, the Executing/Executed lines); the durable engine runs orchestrations, activities and entities through
+// it; the durableClient input points the app's durable client at this host, and the serviceBus output sends
+// through shared clients.
+import fs from "node:fs";
+import { DurableEngine, type Clock } from "../durable";
+import type { LoadedApp, Registration } from "../functionsCore";
+import { Invoker, type InvocationResult, type InvokeRequest } from "../invocation";
+import type { HostLogger } from "../logger";
+import type { HostConfig } from "../settings";
+import { serviceBusOutput, ServiceBusClients } from "../triggers/serviceBus";
+import type { ShutdownSteps } from "./shutdown";
+
+export type Invoke = (registration: Registration, request: InvokeRequest) => Promise<InvocationResult>;
+
+export interface HostRuntime {
+  engine: DurableEngine;
+  invoker: Invoker;
+  invoke: Invoke;
+  clients: ServiceBusClients;
+  clock: Clock;
+  /** Where the host serves HTTP, once it does: the durable client's binding data names it. */
+  setBaseUrl(url: string): void;
+}
+
+export interface RuntimeOptions {
+  app: LoadedApp;
+  registrations: Registration[];
+  hostConfig: HostConfig;
+  dataDir: string;
+  clock: Clock;
+}
+
+export function createRuntime(
+  options: RuntimeOptions,
+  logger: HostLogger,
+  shutdown: ShutdownSteps,
+): HostRuntime {
+  const { app, hostConfig, dataDir, clock } = options;
+  fs.mkdirSync(dataDir, { recursive: true });
+  const byName = new Map(options.registrations.map((r) => [r.name, r]));
+  let baseUrl = "";
+  const { hubName, maxConcurrentActivityFunctions } = hostConfig.durableTask;
+  const engine: DurableEngine = new DurableEngine({
+    dataDir,
+    ...(hubName ? { taskHubName: hubName } : {}),
+    ...(maxConcurrentActivityFunctions ? { maxConcurrentActivities: maxConcurrentActivityFunctions } : {}),
+    clock,
+    log: (line) => logger.write({ level: "information", category: "system", message: line }),
+    // Durable work goes through the invoker too, for hooks and the Executing/Executed lines. The engine
+    // invokes nothing before start(), by which time `invoker` below exists.
+    invoke: (reg, input, context): Promise<unknown> => {
+      const registration = byName.get(reg.name);
+      if (!registration) return Promise.resolve(reg.handler(input, context));
+      return invoker.invokeDirect(registration, context, [input], `${reg.kind} work item`);
+    },
+  });
+  const clients = new ServiceBusClients();
+  shutdown.push(() => clients.close());
+  const clientData = () => ({ string: JSON.stringify(engine.clientBindingData(baseUrl)) });
+  const invoker: Invoker = new Invoker({
+    app,
+    logger,
+    inputs: { durableClient: clientData, orchestrationClient: clientData },
+    outputs: { serviceBus: serviceBusOutput(clients) },
+  });
+  return {
+    engine,
+    invoker,
+    invoke: invoker.invoke.bind(invoker),
+    clients,
+    clock,
+    setBaseUrl: (url) => {
+      baseUrl = url;
+    },
+  };
+}

@@ -1,0 +1,257 @@
+// The HTTP front of the devhost: one server on 127.0.0.1 that routes requests to HTTP-triggered functions
+// as the Functions host does (`/<routePrefix>/<route>`, methods, route parameters, 404 for no route, 405
+// for a route registered with other methods), hands the request over as the host's RpcHttpData so that
+// @azure/functions builds the HttpRequest itself, and writes back the RpcHttpData the library made of the
+// handler's HttpResponse. Other paths (the durable client's RPC) can be mounted under a prefix.
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Registration, RpcHttpCookie, RpcHttpData, RpcTypedData } from "../functionsCore";
+import type { InvocationResult, InvokeRequest } from "../invocation";
+import type { HostLogger } from "../logger";
+import { compareRoutes, compileRoute, type CompiledRoute } from "./httpRoutes";
+
+/** Requests larger than this get 413, like the host's default request size limit (100 MB). */
+const MAX_BODY_BYTES = 100 * 1024 * 1024;
+
+export interface HttpFunction {
+  registration: Registration;
+  /** Upper-case methods, or undefined for every method. */
+  methods?: Set<string>;
+  route: CompiledRoute;
+  /** `/api/orders/{orderId}`: what the start-up listing prints. */
+  displayRoute: string;
+}
+
+export type MountHandler = (
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  pathAfterPrefix: string,
+) => unknown;
+
+export interface HttpServerOptions {
+  host: string;
+  port: number;
+  routePrefix: string;
+  functions: HttpFunction[];
+  invoke: (registration: Registration, request: InvokeRequest) => Promise<InvocationResult>;
+  logger: HostLogger;
+  /** Extra handlers by path prefix, e.g. "/durabletask/" for the durable client's RPC. */
+  mounts?: Record<string, MountHandler>;
+  /**
+   * Headers a request gets when it has none of them, the way the platform adds a signed-in user's identity
+   * (auth.ts); a request carrying any of them keeps its own.
+   */
+  defaultHeaders?: Record<string, string>;
+}
+
+export interface RunningHttpServer {
+  url: string;
+  port: number;
+  /** Stops accepting requests; running ones get `graceMs` (default 2 s). Safe to call twice. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** Builds the routing table entry of an HTTP-triggered registration. */
+export function toHttpFunction(registration: Registration, routePrefix: string): HttpFunction {
+  const trigger = registration.trigger;
+  const route =
+    typeof trigger.route === "string" && trigger.route.trim() !== "" ? trigger.route : registration.name;
+  const full = [routePrefix, route.replace(/^\/+/, "")].filter((s) => s !== "").join("/");
+  const methods = Array.isArray(trigger.methods)
+    ? new Set((trigger.methods as unknown[]).map((m) => String(m).toUpperCase()))
+    : undefined;
+  return {
+    registration,
+    ...(methods ? { methods } : {}),
+    route: compileRoute(full),
+    displayRoute: `/${full}`,
+  };
+}
+
+function splitPath(pathname: string): string[] | undefined {
+  const trimmed = pathname.replace(/^\/+|\/+$/g, "");
+  if (trimmed === "") return [];
+  try {
+    return trimmed.split("/").map((s) => decodeURIComponent(s));
+  } catch {
+    return undefined;
+  }
+}
+
+function withDefaults(
+  headers: Record<string, string>,
+  defaults: Record<string, string> | undefined,
+): Record<string, string> {
+  if (!defaults || Object.keys(defaults).some((name) => name in headers)) return headers;
+  return { ...headers, ...defaults };
+}
+
+function flattenHeaders(headers: http.IncomingHttpHeaders): Record<string, string> {
+  const flat: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    flat[name] = Array.isArray(value) ? value.join(", ") : value;
+  }
+  return flat;
+}
+
+async function readBody(req: http.IncomingMessage): Promise<Buffer | "too-large"> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    if (size > MAX_BODY_BYTES) return "too-large";
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function typedDataToBuffer(data: RpcTypedData | null | undefined): Buffer | undefined {
+  if (!data) return undefined;
+  if (data.bytes) return Buffer.from(data.bytes);
+  if (typeof data.string === "string") return Buffer.from(data.string, "utf8");
+  if (typeof data.json === "string") return Buffer.from(data.json, "utf8");
+  if (typeof data.int === "number" || typeof data.double === "number")
+    return Buffer.from(String(data.int ?? data.double));
+  return undefined;
+}
+
+function formatCookie(cookie: RpcHttpCookie): string {
+  const parts = [`${cookie.name ?? ""}=${cookie.value ?? ""}`];
+  if (cookie.domain?.value) parts.push(`Domain=${cookie.domain.value}`);
+  if (cookie.path?.value) parts.push(`Path=${cookie.path.value}`);
+  const expires = cookie.expires?.value?.seconds;
+  if (typeof expires === "number") parts.push(`Expires=${new Date(expires * 1000).toUTCString()}`);
+  if (typeof cookie.maxAge?.value === "number") parts.push(`Max-Age=${cookie.maxAge.value}`);
+  if (cookie.secure?.value) parts.push("Secure");
+  if (cookie.httpOnly?.value) parts.push("HttpOnly");
+  const sameSite = { lax: "Lax", strict: "Strict", explicitNone: "None", none: undefined }[
+    cookie.sameSite ?? "none"
+  ];
+  if (sameSite) parts.push(`SameSite=${sameSite}`);
+  return parts.join("; ");
+}
+
+function writeRpcResponse(res: http.ServerResponse, response: RpcHttpData | undefined): void {
+  if (!response) {
+    // The handler returned nothing: the host answers 204 No Content.
+    res.writeHead(204).end();
+    return;
+  }
+  const status = Number(response.statusCode ?? "200") || 200;
+  for (const [name, value] of Object.entries(response.headers ?? {})) res.setHeader(name, value);
+  const cookies = (response.cookies ?? []).map(formatCookie);
+  if (cookies.length > 0) res.setHeader("set-cookie", cookies);
+  const body = typedDataToBuffer(response.body);
+  const noBody = status === 204 || status === 304 || (status >= 100 && status < 200);
+  if (body && !noBody) res.setHeader("content-length", body.length);
+  res.writeHead(status);
+  res.end(noBody ? undefined : body);
+}
+
+function sendText(res: http.ServerResponse, status: number, headers: Record<string, string> = {}): void {
+  if (res.headersSent) return;
+  res.writeHead(status, headers).end();
+}
+
+export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
+  const functions = [...options.functions].sort((a, b) => compareRoutes(a.route, b.route));
+  const mounts = Object.entries(options.mounts ?? {});
+  const dashboardPath = `/${[options.routePrefix, "dashboard"].filter((s) => s !== "").join("/")}`;
+  let baseUrl = "";
+
+  const findRoute = (pathname: string, method: string) => {
+    const segments = splitPath(pathname);
+    if (!segments) return { kind: "none" as const };
+    const allowed = new Set<string>();
+    for (const fn of functions) {
+      const params = fn.route.match(segments);
+      if (!params) continue;
+      if (!fn.methods || fn.methods.has(method)) return { kind: "found" as const, fn, params };
+      fn.methods.forEach((m) => allowed.add(m));
+    }
+    return allowed.size > 0 ? { kind: "method" as const, allowed } : { kind: "none" as const };
+  };
+
+  const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? "/", baseUrl);
+    const method = (req.method ?? "GET").toUpperCase();
+    for (const [prefix, handler] of mounts) {
+      if (url.pathname.startsWith(prefix)) {
+        await handler(req, res, url.pathname.slice(prefix.length) + url.search);
+        return;
+      }
+    }
+    if (url.pathname === "/" && (method === "GET" || method === "HEAD")) {
+      const dashboard = findRoute(dashboardPath, "GET");
+      if (dashboard.kind === "found") {
+        sendText(res, 302, { location: dashboardPath });
+        return;
+      }
+    }
+    const route = findRoute(url.pathname, method);
+    if (route.kind === "none") {
+      sendText(res, 404);
+      return;
+    }
+    if (route.kind === "method") {
+      sendText(res, 405, { allow: [...route.allowed].join(", ") });
+      return;
+    }
+    const body = await readBody(req);
+    if (body === "too-large") {
+      sendText(res, 413);
+      return;
+    }
+    const host = req.headers.host ?? new URL(baseUrl).host;
+    const rpcHttp: RpcHttpData = {
+      method,
+      url: `http://${host}${req.url ?? "/"}`,
+      headers: withDefaults(flattenHeaders(req.headers), options.defaultHeaders),
+      params: route.params,
+      ...(body.length > 0 ? { body: { bytes: body } } : {}),
+    };
+    const result = await options.invoke(route.fn.registration, {
+      triggerData: { http: rpcHttp },
+      reason: "This function was programmatically called via the host APIs.",
+    });
+    if (!result.succeeded) {
+      sendText(res, 500);
+      return;
+    }
+    writeRpcResponse(res, result.response?.returnValue?.http ?? undefined);
+  };
+
+  const server = http.createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      options.logger.error(
+        `HTTP ${req.method} ${req.url} failed in the devhost: ${(error as Error).stack ?? String(error)}`,
+      );
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+    });
+  });
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  baseUrl = `http://${options.host}:${port}`;
+  let stopping: Promise<void> | undefined;
+  return {
+    url: baseUrl,
+    port,
+    stop: (graceMs = 2000) =>
+      (stopping ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Idle keep-alive sockets would hold close() open; requests still running get `graceMs` to finish.
+        server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), graceMs).unref();
+      })),
+  };
+}
