@@ -8,9 +8,6 @@ import { PROCESS_STATES } from "../domain/stateRecord";
 import { DASHBOARD_SCRIPT } from "./script";
 import { DASHBOARD_CSS } from "./styles";
 
-/** The simulator declines a charge over this amount by default; the page's "declined" sample orders pass it. */
-const SIMULATOR_PAYMENT_LIMIT = 10_000;
-
 export interface DashboardPageOptions {
   /** Path the operator API is served under, ending in "/": "/api/" on the devhost and in Azure. */
   apiBase: string;
@@ -138,7 +135,6 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
     apiBase: options.apiBase,
     simulatorUrl: options.simulatorUrl,
     refreshMs: options.refreshMs ?? 2000,
-    paymentLimit: SIMULATOR_PAYMENT_LIMIT,
     states: PROCESS_STATES,
     signedInAs: options.signedInAs,
   };

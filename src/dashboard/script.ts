@@ -399,13 +399,27 @@ export const DASHBOARD_SCRIPT = String.raw`
   ];
   const pick = (n) => Math.floor(Math.random() * n);
 
-  /** A valid order; a declined one carries a bulk line that takes it past the payment limit. */
-  function sampleOrder(orderId, declined) {
+  // The simulator says what it declines; the page asks it rather than keep a copy of its setting.
+  let paymentLimit = null;
+  async function simulatorPaymentLimit() {
+    if (paymentLimit === null) {
+      const res = await simulator("/_health");
+      if (!res.ok || typeof res.body.paymentLimit !== "number") throw new Error("the simulator did not say its payment limit");
+      paymentLimit = res.body.paymentLimit;
+    }
+    return paymentLimit;
+  }
+
+  /**
+   * A valid order; a declined one carries a bulk line that takes it past the payment limit. (A browser-side copy of
+   * tools/sampleOrders.ts's idea, kept small: the page cannot load the tools.)
+   */
+  function sampleOrder(orderId, declined, limit) {
     const skus = new Set();
     const lines = 1 + pick(3);
     while (skus.size < lines) skus.add(pick(15));
     const items = [...skus].map((i) => ({ sku: "SKU-" + (i + 1), quantity: 1 + pick(3), unitPrice: CATALOGUE[i] }));
-    if (declined) items.push({ sku: "SKU-20", quantity: Math.floor(config.paymentLimit / 249) + 2, unitPrice: 249 });
+    if (declined) items.push({ sku: "SKU-20", quantity: Math.floor(limit / 249) + 2, unitPrice: 249 });
     const [address, currency] = DESTINATIONS[pick(DESTINATIONS.length)];
     return { orderId, customerId: "C-" + (1 + pick(500)), items, currency, shippingAddress: Object.assign({}, address), replyTo: "status-demo" };
   }
@@ -416,9 +430,10 @@ export const DASHBOARD_SCRIPT = String.raw`
     const declined = $("sample-declined").checked;
     const d = new Date();
     const prefix = "WEB-" + pad(d.getHours()) + pad(d.getMinutes()) + pad(d.getSeconds()) + "-" + Math.random().toString(36).slice(2, 5).toUpperCase();
-    const orders = Array.from({ length: count }, (_, i) => sampleOrder(prefix + "-" + (i + 1), declined));
     $("sample-submit").disabled = true;
     try {
+      const limit = declined ? await simulatorPaymentLimit() : 0;
+      const orders = Array.from({ length: count }, (_, i) => sampleOrder(prefix + "-" + (i + 1), declined, limit));
       const answers = await Promise.all(orders.map((o) => api("orders", postJson(o)).catch((e) => ({ status: 0, body: { error: String(e) } }))));
       const accepted = orders.filter((_, i) => answers[i].status === 202);
       const refused = answers.filter((a) => a.status !== 202);

@@ -6,5 +6,6 @@ export * from "./stateRecord";
 export * from "./messages";
 export * from "./replyCheck";
 export * from "./retryBudget";
+export * from "./leases";
 export * from "./transitionTable";
 export * from "./transitions";

@@ -1,10 +1,6 @@
 import type { Dependencies } from "../app/dependencies";
-import { claim } from "../domain";
+import { claim, STARTER_LEASE, STARTER_LEASE_SECONDS } from "../domain";
 import type { Logger } from "../services/logger";
-
-export const STARTER_LEASE = "starter";
-/** Long enough for one claim round, short enough that a crashed claimer blocks the next one only briefly. */
-export const STARTER_LEASE_SECONDS = 15;
 
 /** Starts the orchestration of a claimed attempt (the durable client's startNew, in the app). */
 export type StartAttempt = (instanceId: string, orderId: string) => Promise<void>;

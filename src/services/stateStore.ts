@@ -205,7 +205,7 @@ export class StateStore {
       );
     }
     // One more than asked tells whether another page follows. The order matches a composite index (see
-    // PROJECT_INDEXING_POLICY); with a state filter, the state leads, as Cosmos DB needs to use the index.
+    // infra/cosmos-emulator.config.json); with a state filter, the state leads, as Cosmos DB needs to use the index.
     const query =
       `SELECT TOP ${opts.limit + 1} * FROM c` +
       (filters.length > 0 ? ` WHERE ${filters.join(" AND ")}` : "") +

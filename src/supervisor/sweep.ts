@@ -1,8 +1,7 @@
 import type { Dependencies } from "../app/dependencies";
-import { expire, type ProcessState } from "../domain";
+import { expire, SUPERVISOR_LEASE, type ProcessState } from "../domain";
 import type { Logger } from "../services/logger";
 
-export const SUPERVISOR_LEASE = "supervisor";
 /** A sweep reads at most this many pages; what is left waits for the next sweep. */
 const MAX_PAGES_PER_SWEEP = 50;
 

@@ -145,7 +145,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       const sku = decodeURIComponent(stockMatch[1]);
       return sendJson(res, 200, { sku, available: world.services.available(sku) });
     }
-    if (path === "/_health" && method === "GET") return sendJson(res, 200, { status: "ok" });
+    // The limit lets a client (the dashboard's playground) make orders that are declined without a copy of it.
+    if (path === "/_health" && method === "GET")
+      return sendJson(res, 200, { status: "ok", paymentLimit: servicesOptions.paymentLimit });
     if (path === "/_ledger" && method === "GET") return sendJson(res, 200, { entries: world.ledger.list() });
     if (path === "/_ledger" && method === "DELETE") {
       world = newWorld();

@@ -10,10 +10,8 @@ import type { ObservedAlert } from "./observe";
 import type { PlannedOrder } from "./faultPlan";
 import type { Acceptance } from "./submitter";
 
-// The starter's claim lease: a killed claimer holds it this long, so it bounds how late an order may end. It is
-// the one constant the tools read from outside src/domain; it belongs in the domain (reported for src/).
-// eslint-disable-next-line rooms/imports -- the soak's bound must use the app's own lease, not a copy of it
-import { STARTER_LEASE_SECONDS } from "../../src/scheduler/starter";
+// The starter's claim lease: a killed claimer holds it this long, so it bounds how late an order may end.
+import { STARTER_LEASE_SECONDS } from "../../src/domain/leases";
 
 const STEP_NAMES = orderWorkflowV1.steps.map((s) => s.name);
 

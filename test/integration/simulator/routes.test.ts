@@ -20,6 +20,15 @@ beforeEach(async () => {
 const stockOf = async (sku: string): Promise<number> =>
   (await call(`${sim.url}/inventory/stock/${sku}`, "GET")).body.available as number;
 
+describe("health", () => {
+  it("answers ok with the payment limit it declines over, so a client needs no copy of it", async () => {
+    expect(await call(`${sim.url}/_health`, "GET")).toMatchObject({
+      status: 200,
+      body: { status: "ok", paymentLimit: 500 },
+    });
+  });
+});
+
 describe("inventory", () => {
   it("reserves stock and releases it", async () => {
     const reserved = await post(
