@@ -116,7 +116,8 @@ function checkQueueConfig() {
     queues.some((q) => q.Name.startsWith("status-")),
     "the queue config has no status-* queue to use as the template",
   );
-  for (const name of requestQueues) {
+  // Requests, and the alerts a record decided, carry a MessageId that names one thing: a re-send is a duplicate.
+  for (const name of [...requestQueues, "alerts"]) {
     check(
       byName.get(name)?.RequiresDuplicateDetection === true,
       `queue "${name}" must have duplicate detection`,

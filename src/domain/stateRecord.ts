@@ -105,6 +105,21 @@ export type HistoryEntry = z.infer<typeof historyEntrySchema>;
 /** Bound on the embedded audit trail: a record must stay far below Cosmos DB's 2 MB item limit. */
 export const HISTORY_LIMIT = 50;
 
+/**
+ * The operator alert a transition decided (Error, CompensationFailed), written in the same conditional write as the
+ * state it announces, and marked sent once it is on the `alerts` queue. A process that dies between the two leaves
+ * it unsent; the Supervisor's sweep sends it then, under the same MessageId, which the queue's duplicate detection
+ * keeps to one message even when the first send did get through.
+ */
+export const decidedAlertSchema = z.strictObject({
+  kind: z.enum(["Error", "CompensationFailed"]),
+  reason: z.string(),
+  messageId: z.string().min(1),
+  decidedAt: isoTimestamp,
+  sentAt: isoTimestamp.nullable(),
+});
+export type DecidedAlert = z.infer<typeof decidedAlertSchema>;
+
 export const compensationRequestSchema = z.strictObject({
   reason: z.string(),
   requestedBy: z.string(),
@@ -132,6 +147,8 @@ export const stateRecordSchema = z.looseObject({
   fingerprint: z.string().min(1),
   lastError: errorInfoSchema.nullable(),
   compensationRequest: compensationRequestSchema.nullable(),
+  /** The last alert a transition decided; null until one is. */
+  alert: decidedAlertSchema.nullable().default(null),
   history: z.array(historyEntrySchema).max(HISTORY_LIMIT),
   createdAt: isoTimestamp,
   updatedAt: isoTimestamp,

@@ -155,6 +155,17 @@ export const TRANSITIONS: readonly TransitionSpec[] = [
     ],
     summary: "operator cancels an unfinished order: completed and in-doubt steps are undone in reverse",
   },
+  {
+    transition: "alertSent",
+    actor: "supervisor",
+    fenced: false,
+    edges: [
+      ["Error", "Error"],
+      ["CompensationFailed", "CompensationFailed"],
+    ],
+    summary:
+      "the alert decided with Error / CompensationFailed is on the alerts queue: alert.sentAt set (by its writer, or by the Supervisor's sweep when that writer died first)",
+  },
 ];
 
 export function isDocumentedEdge(transition: string, from: ProcessState | null, to: ProcessState): boolean {

@@ -29,6 +29,7 @@ import {
   type StepKind,
   type TransitionResult,
 } from "../domain";
+import { sendDecidedAlert } from "../services/decidedAlerts";
 import type { Logger } from "../services/logger";
 import type { StoreOutcome } from "../services/stateStore";
 
@@ -242,12 +243,8 @@ export async function recordReply(
   if (outcome.kind !== "written")
     return { kind: "stop", reason: outcome.kind === "unchanged" ? "duplicate" : fenced(outcome).reason };
   if (outcome.record.processState === "CompensationFailed") {
-    await deps.notifications.alert(log, {
-      kind: "CompensationFailed",
-      orderId,
-      processState: "CompensationFailed",
-      reason: `undo of ${outcome.record.steps[reply.stepIndex]!.name} refused: ${error.code}: ${error.message}`,
-    });
+    // The alert was decided in that write; should this process die before it is out, the Supervisor sends it.
+    await sendDecidedAlert(deps, log, outcome.record, "scheduler");
     await deps.notifications.status(
       log,
       outcome.record,

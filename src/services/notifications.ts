@@ -44,12 +44,20 @@ export class Notifications {
    * a message on the `alerts` queue, its reason at most MAX_REASON_LENGTH characters. Unlike status, an alert
    * that cannot be sent fails the caller, so that the message that caused it is retried rather than the alert lost.
    */
-  async alert(log: Logger, raised: Omit<Alert, "at">): Promise<void> {
+  async alert(
+    log: Logger,
+    raised: Omit<Alert, "at">,
+    /** A stable MessageId and time, for an alert a record decided: a re-send is then the same message. */
+    decided?: { messageId: string; at: string },
+  ): Promise<void> {
     // One bound for every alert, whoever wrote the reason: Service Bus refuses large messages, people skim.
     const alert = { ...raised, reason: capText(raised.reason, MAX_REASON_LENGTH) };
     log.error(
       `ALERT ${alert.kind} order=${alert.orderId ?? "-"} state=${alert.processState ?? "-"}: ${alert.reason}`,
     );
-    await this.messaging.sendAlert({ ...alert, at: this.now().toISOString() });
+    await this.messaging.sendAlert(
+      { ...alert, at: decided?.at ?? this.now().toISOString() },
+      decided?.messageId,
+    );
   }
 }

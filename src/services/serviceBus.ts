@@ -77,8 +77,12 @@ export class Messaging {
   }
 
   /** An operator alert (docs/contract.md#messages), validated so that a malformed alert fails here rather than downstream. */
-  async sendAlert(alert: Alert): Promise<void> {
-    await this.send(QUEUES.alerts, { body: alertSchema.parse(alert), subject: alert.kind });
+  async sendAlert(alert: Alert, messageId?: string): Promise<void> {
+    await this.send(QUEUES.alerts, {
+      body: alertSchema.parse(alert),
+      subject: alert.kind,
+      ...(messageId ? { messageId } : {}),
+    });
   }
 
   async sendStatus(queue: string, status: StatusMessage): Promise<void> {

@@ -179,6 +179,23 @@ export class StateStore {
   }
 
   /**
+   * Records whose decided alert is still unsent (its process died between the write and the send), decided before
+   * `decidedBefore`, and still in the state the alert announces.
+   */
+  async findUnsentAlerts(opts: { decidedBefore: Date; limit: number }): Promise<StateRecord[]> {
+    const top = Math.max(1, Math.floor(opts.limit));
+    const { resources } = await this.container.items
+      .query({
+        query:
+          `SELECT TOP ${top} * FROM c WHERE IS_DEFINED(c.alert) AND NOT IS_NULL(c.alert) ` +
+          "AND IS_NULL(c.alert.sentAt) AND c.alert.decidedAt <= @decidedBefore AND c.alert.kind = c.processState",
+        parameters: [{ name: "@decidedBefore", value: opts.decidedBefore.toISOString() }],
+      })
+      .fetchAll();
+    return resources.map((r: { orderId?: string }) => this.parse(r, r.orderId ?? "?"));
+  }
+
+  /**
    * Operator listing, most recently updated first (ties by orderId), within a state or across all. Keyset paging:
    * a page resumes strictly after the position of the previous page's last record, so any position is a valid
    * request and no store cursor ever comes from a caller.

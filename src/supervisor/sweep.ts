@@ -1,5 +1,6 @@
 import type { Dependencies } from "../app/dependencies";
-import { expire, SUPERVISOR_LEASE, type ProcessState } from "../domain";
+import { ALERT_RESEND_AFTER_SECONDS, expire, SUPERVISOR_LEASE, type ProcessState } from "../domain";
+import { sendDecidedAlert } from "../services/decidedAlerts";
 import type { Logger } from "../services/logger";
 
 /** A sweep reads at most this many pages; what is left waits for the next sweep. */
@@ -14,6 +15,23 @@ export interface SweepReport {
   skipped: number;
   pages: number;
   outcomes: Partial<Record<ProcessState, number>>;
+  /** Alerts a crash left unsent, sent by this sweep. */
+  alertsResent: number;
+}
+
+/** Sends the alerts that records decided but no one sent (the deciding process died between write and send). */
+async function resendUnsentAlerts(
+  deps: Pick<Dependencies, "config" | "states" | "notifications" | "now">,
+  log: Logger,
+  now: Date,
+): Promise<number> {
+  const decidedBefore = new Date(now.getTime() - ALERT_RESEND_AFTER_SECONDS * 1000);
+  const unsent = await deps.states.findUnsentAlerts({ decidedBefore, limit: deps.config.supervisorPageSize });
+  for (const record of unsent) {
+    log.warn(`supervisor: alert ${record.alert!.messageId} was decided but not sent; sending it now`);
+    await sendDecidedAlert(deps, log, record, "supervisor");
+  }
+  return unsent.length;
 }
 
 /**
@@ -29,7 +47,15 @@ export async function sweep(
 ): Promise<SweepReport> {
   const { config } = deps;
   const now = deps.now();
-  const report: SweepReport = { leader: false, scanned: 0, acted: 0, skipped: 0, pages: 0, outcomes: {} };
+  const report: SweepReport = {
+    leader: false,
+    scanned: 0,
+    acted: 0,
+    skipped: 0,
+    pages: 0,
+    outcomes: {},
+    alertsResent: 0,
+  };
   const lease = await deps.leases.tryAcquire(SUPERVISOR_LEASE, holder, config.supervisorLeaseSeconds, now);
   if (!lease.acquired) {
     log.log(`supervisor: not the leader (lease held by ${lease.holder} until ${lease.expiresAt})`);
@@ -64,12 +90,7 @@ export async function sweep(
       const state = outcome.record.processState;
       report.outcomes[state] = (report.outcomes[state] ?? 0) + 1;
       if (state === "Error" || state === "CompensationFailed") {
-        await deps.notifications.alert(log, {
-          kind: state,
-          orderId: record.orderId,
-          processState: state,
-          reason: outcome.record.lastError?.message ?? "retries exhausted",
-        });
+        await sendDecidedAlert(deps, log, outcome.record, "supervisor");
         await deps.notifications.status(
           log,
           outcome.record,
@@ -80,8 +101,10 @@ export async function sweep(
     }
     continuation = page.continuation;
   } while (continuation && report.pages < MAX_PAGES_PER_SWEEP);
+  report.alertsResent = await resendUnsentAlerts(deps, log, now);
   log.log(
-    `supervisor sweep: scanned ${report.scanned}, acted ${report.acted}, skipped ${report.skipped} in ${report.pages} page(s) ${JSON.stringify(report.outcomes)}`,
+    `supervisor sweep: scanned ${report.scanned}, acted ${report.acted}, skipped ${report.skipped} in ${report.pages} page(s) ${JSON.stringify(report.outcomes)}` +
+      (report.alertsResent > 0 ? `, ${report.alertsResent} unsent alert(s) sent` : ""),
   );
   return report;
 }

@@ -213,6 +213,18 @@ describe("soak invariants", () => {
         new RegExp(`CompensationFailed alert for ${evidence.planned[0]!.order.orderId}, which is Processed`),
       ),
     );
+    // Two alerts for one decision (a re-send the queue did not drop) is a violation too.
+    const errored = evidence.planned[2]!.order.orderId;
+    const twice = {
+      kind: "Error",
+      orderId: errored,
+      processState: "Error",
+      reason: "x",
+      at: iso(9),
+    } as const;
+    expect(violations({ ...evidence, alerts: [twice, twice] })).toContainEqual(
+      `every Error and CompensationFailed order has exactly one alert: ${errored} is Error and 2 Error alerts name it`,
+    );
     expect(found).toContainEqual(
       expect.stringMatching(new RegExp(`${declined.order.orderId} was declined yet Processed`)),
     );

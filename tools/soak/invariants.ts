@@ -250,10 +250,11 @@ export function checkInvariants(evidence: RunEvidence): InvariantReport {
   const needsAlert = evidence.records.filter(
     (r) => r.processState === "Error" || r.processState === "CompensationFailed",
   );
-  check("every Error and CompensationFailed order has its alert", needsAlert.length, (fail) => {
+  check("every Error and CompensationFailed order has exactly one alert", needsAlert.length, (fail) => {
     for (const r of needsAlert) {
-      if (!evidence.alerts.some((a) => a.orderId === r.orderId && a.kind === r.processState))
-        fail(`${r.orderId} is ${r.processState} but no ${r.processState} alert names it`);
+      const sent = evidence.alerts.filter((a) => a.orderId === r.orderId && a.kind === r.processState).length;
+      if (sent === 0) fail(`${r.orderId} is ${r.processState} but no ${r.processState} alert names it`);
+      else if (sent > 1) fail(`${r.orderId} is ${r.processState} and ${sent} ${r.processState} alerts name it`);
     }
   });
 

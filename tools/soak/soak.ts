@@ -3,7 +3,13 @@
  * process and restarting it on the same data directory while orders are in flight; then every invariant checked
  * from outside (invariants.ts). The chaos test (test/chaos) and `npm run demo` are two sizes of this run.
  */
-import { PROCESS_STATES, TERMINAL_STATES, type ProcessState, type StateRecord } from "../../src/domain";
+import {
+  ALERT_RESEND_AFTER_SECONDS,
+  PROCESS_STATES,
+  TERMINAL_STATES,
+  type ProcessState,
+  type StateRecord,
+} from "../../src/domain";
 import { AppProcess } from "../appProcess";
 import { startLocalStack } from "../localStack";
 import { seededRandom } from "../seededRandom";
@@ -224,14 +230,19 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       if (allDone() || Date.now() > settleDeadline) break;
       await sleep(500);
     }
-    // An alert is sent just after the state write that calls for it: give the last ones a moment to land.
-    const alertDeadline = Math.min(Date.now() + 10_000, started + (options.budgetMs ?? Infinity) - 12_000);
+    // An alert is sent just after the state write that decides it, or, when a kill fell in between, by the
+    // Supervisor once it has been unsent for ALERT_RESEND_AFTER_SECONDS: give the last ones that long to land.
+    const alertDeadline = Math.min(
+      Date.now() + (ALERT_RESEND_AFTER_SECONDS + 10) * 1000,
+      started + (options.budgetMs ?? Infinity) - 12_000,
+    );
     for (;;) {
       const records = await reader.all();
       const owed = records.filter(
         (r) =>
           (r.processState === "Error" || r.processState === "CompensationFailed") &&
-          !alerts.alerts.some((a) => a.orderId === r.orderId && a.kind === r.processState),
+          (r.alert?.sentAt == null ||
+            !alerts.alerts.some((a) => a.orderId === r.orderId && a.kind === r.processState)),
       );
       if (owed.length === 0 || Date.now() > alertDeadline) break;
       await sleep(250);

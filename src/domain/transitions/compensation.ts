@@ -1,6 +1,15 @@
 import { agentRequestId } from "../ids";
 import { nextUndoIndex, type ErrorInfo, type ProcessState, type StateRecord } from "../stateRecord";
-import { addSeconds, checkFence, commit, refuse, release, unchanged, type TransitionResult } from "./result";
+import {
+  addSeconds,
+  checkFence,
+  commit,
+  decideAlert,
+  refuse,
+  release,
+  unchanged,
+  type TransitionResult,
+} from "./result";
 import type { DispatchContext, FencedContext, StepFailureContext, StepOutcomeContext } from "./steps";
 
 export interface CompensationRequestContext {
@@ -45,6 +54,8 @@ export function requestCompensation(
       };
       release(draft);
       draft.retryAt = null;
+      // An operator cancelling an Error order has it in hand: an alert left unsent would only repeat it.
+      draft.alert = null;
       draft.processState = nextUndoIndex(draft) === -1 ? "Compensated" : "CompensationPending";
     },
   );
@@ -172,6 +183,12 @@ export function compensationStepFailed(
         undo.status = "Failed";
         draft.processState = "CompensationFailed";
         release(draft);
+        decideAlert(
+          draft,
+          "CompensationFailed",
+          `undo of ${step.name} refused: ${error.code}: ${error.message}`,
+          ctx.now,
+        );
       } else {
         draft.completeBy = error.at;
       }

@@ -5,3 +5,4 @@ export * from "./steps";
 export * from "./compensation";
 export * from "./supervisor";
 export * from "./operator";
+export * from "./alerts";

@@ -29,6 +29,8 @@ export function operatorRetry(record: StateRecord, ctx: OperatorContext): Transi
     { event: "operatorRetry", by: `operator:${ctx.operator}`, ...(ctx.reason ? { detail: ctx.reason } : {}) },
     (draft) => {
       draft.retryAt = null;
+      // The operator has the order in hand: an alert a crash left unsent would only announce what they are fixing.
+      draft.alert = null;
       if (forward) {
         draft.processState = "Pending";
         draft.failureCount = 0;

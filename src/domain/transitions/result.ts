@@ -1,6 +1,8 @@
+import { capText, MAX_REASON_LENGTH } from "../validation";
 import {
   HISTORY_LIMIT,
   type Actor,
+  type DecidedAlert,
   type HistoryEntry,
   type ProcessState,
   type StateRecord,
@@ -111,6 +113,20 @@ export function checkFence(
 
 export function addSeconds(now: Date, seconds: number): string {
   return new Date(now.getTime() + seconds * 1000).toISOString();
+}
+
+/**
+ * Records the alert a transition decides, in the same write as the state it announces: MessageId
+ * `<orderId>:<attempt>:<kind>`, unique per decision (a retry moves to a new attempt first).
+ */
+export function decideAlert(draft: StateRecord, kind: DecidedAlert["kind"], reason: string, now: Date): void {
+  draft.alert = {
+    kind,
+    reason: capText(reason, MAX_REASON_LENGTH),
+    messageId: `${draft.orderId}:${draft.attempt}:${kind}`,
+    decidedAt: now.toISOString(),
+    sentAt: null,
+  };
 }
 
 /** Clears the lock fields: they are set exactly while the record is Processing or Compensating. */

@@ -40,6 +40,7 @@ export function submit(order: Order, ctx: SubmitContext): StateRecord {
     fingerprint: orderFingerprint(order),
     lastError: null,
     compensationRequest: null,
+    alert: null,
     history: [{ at, event: "submitted", by: "submission", from: null, to: "Pending", attempt: 0 }],
     createdAt: at,
     updatedAt: at,

@@ -1,5 +1,5 @@
 import type { StateRecord } from "../stateRecord";
-import { addSeconds, commit, refuse, release, type TransitionResult } from "./result";
+import { addSeconds, commit, decideAlert, refuse, release, type TransitionResult } from "./result";
 
 export interface ExpireContext {
   now: Date;
@@ -61,9 +61,10 @@ export function expire(record: StateRecord, ctx: ExpireContext): TransitionResul
         draft.retryAt = null;
         draft.lastError = {
           code: "RetriesExhausted",
-          message: `${failures} attempts failed or timed out${cause ? `; last error ${cause.code}: ${cause.message}` : ""}`,
+          message: `${failures} attempt${failures === 1 ? "" : "s"} failed or timed out${cause ? `; last error ${cause.code}: ${cause.message}` : ""}`,
           at: ctx.now.toISOString(),
         };
+        decideAlert(draft, forward ? "Error" : "CompensationFailed", draft.lastError.message, ctx.now);
       } else {
         draft.processState = forward ? "Pending" : "CompensationPending";
         draft.retryAt = addSeconds(ctx.now, backoffSeconds(ctx.backoffSeconds, failures));

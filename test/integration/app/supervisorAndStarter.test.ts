@@ -2,7 +2,7 @@
  * Supervisor sweeps and starter claims against the embedded Cosmos DB and Service Bus emulators.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { claim, orderWorkflowV1, submit } from "../../../src/domain";
+import { ALERT_RESEND_AFTER_SECONDS, claim, expire, orderWorkflowV1, submit } from "../../../src/domain";
 import { claimAndStart } from "../../../src/scheduler/starter";
 import { sweep } from "../../../src/supervisor/sweep";
 import { at, sampleOrder } from "../../support/domain";
@@ -61,6 +61,63 @@ describe("Supervisor", () => {
     // The lease is held: a second candidate stays passive until it expires.
     const again = await sweep(deps, stack.context("supB"), leader === a ? "supB" : "supA");
     expect(again.leader).toBe(false);
+  });
+});
+
+describe("decided alerts", () => {
+  it("sends an alert a crash left unsent, once, after ALERT_RESEND_AFTER_SECONDS; a re-send is one message", async () => {
+    const { deps } = stack;
+    // The Supervisor's write decided Error and its process died before the send: the alert is on the record only.
+    await seed("ALERT-1", at(0), at(1));
+    const claimed = (await deps.states.get("ALERT-1"))!;
+    const decidedAt = at(3000);
+    const outcome = await deps.states.apply("ALERT-1", (r) =>
+      expire(r, { now: decidedAt, expectedLockedBy: claimed.lockedBy!, maxFailures: 0, backoffSeconds: 1 }),
+    );
+    expect(outcome).toMatchObject({
+      kind: "written",
+      record: { processState: "Error", alert: { kind: "Error", messageId: "ALERT-1:1:Error", sentAt: null } },
+    });
+    await drain(stack.bus, "alerts");
+    const sweepAt = async (seconds: number, holder: string) => {
+      deps.now = () => new Date(decidedAt.getTime() + seconds * 1000);
+      return sweep(deps, stack.context(holder), holder);
+    };
+
+    // Within the grace the deciding writer may still send it: the sweep leaves it.
+    expect(await sweepAt(ALERT_RESEND_AFTER_SECONDS - 1, "res-1")).toMatchObject({ alertsResent: 0 });
+    expect(await drain(stack.bus, "alerts")).toEqual([]);
+
+    // A send that got through just before the crash, then the sweep's: the queue keeps one of the two.
+    await deps.notifications.alert(
+      stack.context(),
+      {
+        kind: "Error",
+        orderId: "ALERT-1",
+        processState: "Error",
+        reason: outcome.kind === "written" ? outcome.record.alert!.reason : "",
+      },
+      { messageId: "ALERT-1:1:Error", at: decidedAt.toISOString() },
+    );
+    expect(await sweepAt(ALERT_RESEND_AFTER_SECONDS + 1, "res-1")).toMatchObject({ alertsResent: 1 });
+    const alerts = await drain(stack.bus, "alerts");
+    expect(alerts).toEqual([
+      expect.objectContaining({
+        kind: "Error",
+        orderId: "ALERT-1",
+        processState: "Error",
+        at: decidedAt.toISOString(),
+      }),
+    ]);
+    expect((await deps.states.get("ALERT-1"))?.alert).toMatchObject({ sentAt: expect.any(String) });
+    expect((await deps.states.get("ALERT-1"))?.history.at(-1)).toMatchObject({
+      event: "alertSent",
+      by: "supervisor",
+    });
+
+    // Marked sent: later sweeps send nothing.
+    expect(await sweepAt(ALERT_RESEND_AFTER_SECONDS + 30, "res-1")).toMatchObject({ alertsResent: 0 });
+    expect(await drain(stack.bus, "alerts")).toEqual([]);
   });
 });
 

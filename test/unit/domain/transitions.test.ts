@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  alertSent,
   HISTORY_LIMIT,
   acceptResubmission,
   backoffSeconds,
@@ -440,6 +441,37 @@ describe("expire (Supervisor)", () => {
     record = ok(expire(record, expireCtx(record, now)));
     expect(record).toMatchObject({ processState: "Error", failureCount: 4, lockedBy: null, retryAt: null });
     expect(record.lastError?.code).toBe("RetriesExhausted");
+    // The alert is decided in the same write, to be sent after it.
+    expect(record.alert).toEqual({
+      kind: "Error",
+      reason: record.lastError!.message,
+      messageId: `ORD-1001:4:Error`,
+      decidedAt: at(now).toISOString(),
+      sentAt: null,
+    });
+  });
+
+  it("marks a decided alert sent once; an operator retry drops one a crash left unsent", () => {
+    let record = claimedRecord(at(1));
+    record = ok(expire(record, { ...expireCtx(record, 100), maxFailures: 0 }));
+    const messageId = record.alert!.messageId;
+    expect(refusal(alertSent(record, { now: at(101), messageId: "other", by: "supervisor" })).code).toBe(
+      "WrongState",
+    );
+    const sent = ok(alertSent(record, { now: at(101), messageId, by: "scheduler" }));
+    expect(sent.alert).toMatchObject({ messageId, sentAt: at(101).toISOString() });
+    expect(sent.history.at(-1)).toMatchObject({
+      event: "alertSent",
+      by: "scheduler",
+      from: "Error",
+      to: "Error",
+    });
+    expect(alertSent(sent, { now: at(102), messageId, by: "supervisor" })).toMatchObject({
+      ok: true,
+      changed: false,
+    });
+    const retried = ok(operatorRetry(record, { now: at(103), operator: "ada" }));
+    expect(retried.alert).toBeNull();
   });
 
   it("counts compensation failures apart and ends CompensationFailed past the limit", () => {
@@ -450,6 +482,7 @@ describe("expire (Supervisor)", () => {
     record = ok(claim(record, { now: new Date(record.retryAt!), claimTimeoutSeconds: 60 }));
     record = ok(expire(record, expireCtx(record, 1000, 1)));
     expect(record).toMatchObject({ processState: "CompensationFailed", compensationFailureCount: 2 });
+    expect(record.alert).toMatchObject({ kind: "CompensationFailed", sentAt: null });
     expect(record.failureCount).toBe(before);
   });
 
