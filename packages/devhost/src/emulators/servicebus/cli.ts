@@ -1,7 +1,7 @@
 /**
  * The Service Bus emulator on its own: `node packages/devhost/dist/emulators/servicebus/cli.js
- * [--host 127.0.0.1] [--port 5672] [--config path/to/Config.json]`. Prints the connection string and
- * runs until SIGINT or SIGTERM.
+ * [--host 127.0.0.1] [--port 5672] [--config path/to/Config.json] [--max-message-size 262144]`. Prints
+ * the connection string and runs until SIGINT or SIGTERM.
  */
 import { z } from "zod";
 import { DEFAULT_SERVICE_BUS_PORT } from "../ports";
@@ -11,6 +11,8 @@ const argsSchema = z.strictObject({
   host: z.string().min(1).default("127.0.0.1"),
   port: z.coerce.number().int().min(0).max(65_535).default(DEFAULT_SERVICE_BUS_PORT),
   config: z.string().min(1).optional(),
+  /** Bytes; default the Standard tier's 256 KiB. */
+  "max-message-size": z.coerce.number().int().min(1).optional(),
 });
 
 function parseArgs(argv: string[]): z.infer<typeof argsSchema> {
@@ -20,7 +22,7 @@ function parseArgs(argv: string[]): z.infer<typeof argsSchema> {
     const value = argv[i + 1];
     if (!flag.startsWith("--") || value === undefined) {
       throw new Error(
-        `usage: cli.js [--host <address>] [--port <number>] [--config <Config.json>]; got "${flag}"`,
+        `usage: cli.js [--host <address>] [--port <number>] [--config <Config.json>] [--max-message-size <bytes>]; got "${flag}"`,
       );
     }
     raw[flag.slice(2)] = value;
@@ -33,8 +35,12 @@ function parseArgs(argv: string[]): z.infer<typeof argsSchema> {
 }
 
 async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2));
-  const emulator = new ServiceBusEmulator({ ...args, log: (line) => process.stdout.write(`${line}\n`) });
+  const { "max-message-size": maxMessageSizeBytes, ...args } = parseArgs(process.argv.slice(2));
+  const emulator = new ServiceBusEmulator({
+    ...args,
+    maxMessageSizeBytes,
+    log: (line) => process.stdout.write(`${line}\n`),
+  });
   await emulator.start();
   process.stdout.write(`${emulator.connectionString}\n`);
   const shutdown = () => {

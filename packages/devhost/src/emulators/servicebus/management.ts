@@ -6,14 +6,14 @@
 import { z } from "zod";
 import { types, type Message } from "rhea";
 import { LockLostError, MessageNotFoundError, type MessageQueue, type ReceiveMode } from "./queue";
+import { EncodedMessage } from "./encodedMessage";
 import {
-  decodeMessage,
-  encodeMessage,
+  encodeForReceiver,
   lockTokenFromAmqp,
   lockTokenToAmqp,
-  longToAmqp,
+  longArrayToAmqp,
   numberFromAmqpLong,
-  toWireMessage,
+  timestampArrayToAmqp,
 } from "./wire";
 
 const OPERATION_PREFIX = "com.microsoft:";
@@ -59,22 +59,24 @@ const operations: Record<string, OperationHandler> = {
       // The SDK recognises an empty peek only by statusCode 204.
       if (found.length === 0) return success(undefined, 204);
       return success({
-        messages: found.map((stored) => ({ message: encodeMessage(toWireMessage(stored)) })),
+        messages: found.map((stored) => ({ message: encodeForReceiver(stored) })),
       });
     },
   ),
   "renew-lock": operation(z.looseObject({ "lock-tokens": z.array(lockToken).min(1) }), (queue, body) =>
-    success({ expirations: body["lock-tokens"].map((token) => new Date(queue.renewLock(token))) }),
+    success({
+      expirations: timestampArrayToAmqp(body["lock-tokens"].map((token) => queue.renewLock(token))),
+    }),
   ),
   "schedule-message": operation(
     z.looseObject({ messages: z.array(z.looseObject({ message: z.instanceof(Buffer) })).min(1) }),
     (queue, body) => {
       const numbers = body.messages.map((entry) => {
-        const stored = queue.send(decodeMessage(entry.message));
+        const stored = queue.send(EncodedMessage.decode(entry.message));
         // Duplicate detection dropped it: answer with a number that cancels nothing rather than fail.
-        return longToAmqp(stored?.sequenceNumber ?? 0);
+        return stored?.sequenceNumber ?? 0;
       });
-      return success({ "sequence-numbers": numbers });
+      return success({ "sequence-numbers": longArrayToAmqp(numbers) });
     },
   ),
   "cancel-scheduled-message": operation(
@@ -92,7 +94,7 @@ const operations: Record<string, OperationHandler> = {
     (queue, body) => {
       const mode: ReceiveMode = body["receiver-settle-mode"] === 0 ? "receiveAndDelete" : "peekLock";
       const messages = queue.receiveDeferred(body["sequence-numbers"], mode).map((stored) => {
-        const entry: Record<string, unknown> = { message: encodeMessage(toWireMessage(stored)) };
+        const entry: Record<string, unknown> = { message: encodeForReceiver(stored) };
         if (stored.lockToken) entry["lock-token"] = lockTokenToAmqp(stored.lockToken);
         return entry;
       });
@@ -182,7 +184,7 @@ function failure(statusCode: number, condition: string, description: string): Me
     application_properties: {
       statusCode: types.wrap_int(statusCode),
       statusDescription: description,
-      errorCondition: condition,
+      errorCondition: types.wrap_symbol(condition), // a symbol, as every AMQP error condition
     },
     body: undefined,
   };
