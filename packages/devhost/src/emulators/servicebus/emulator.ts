@@ -23,7 +23,7 @@ import {
   queueSettingsOf,
   type EmulatorConfigFile,
 } from "./config";
-import { DEFAULT_SERVICE_BUS_PORT } from "../ports";
+import { DEFAULT_SERVICE_BUS_PORT, DEFAULT_SERVICE_BUS_TLS_PORT } from "../ports";
 import { handleManagementRequest } from "./management";
 import { LockLostError, MessageQueue, type QueueCounts, type ReceiveMode, type StoredMessage } from "./queue";
 import {
@@ -57,8 +57,17 @@ import {
 export interface ServiceBusEmulatorOptions {
   /** Address to listen on; default 127.0.0.1. */
   host?: string;
-  /** TCP port; default 5672 (the SDK's default with UseDevelopmentEmulator). 0 picks a free port. */
+  /**
+   * TCP port; default 5672 (the SDKs' default with UseDevelopmentEmulator), or 5671 with `tls`. 0
+   * picks a free port.
+   */
   port?: number;
+  /**
+   * Serve AMQPS (AMQP over TLS) with this key and certificate (PEM), for clients that always use TLS
+   * and cannot be told UseDevelopmentEmulator=true, such as azure-servicebus 7.8 for Python (uamqp),
+   * which trusts a CA file given as connection_verify.
+   */
+  tls?: { key: string | Buffer; cert: string | Buffer };
   /** A Config.json path, JSON text, or parsed object; default: no queues (an app brings its own). */
   config?: string | EmulatorConfigFile;
   /** Default RootManageSharedAccessKey. */
@@ -101,6 +110,7 @@ type LinkRole =
 export class ServiceBusEmulator {
   private readonly host: string;
   private readonly requestedPort: number;
+  private readonly tls: ServiceBusEmulatorOptions["tls"];
   private readonly sasKeyName: string;
   private readonly sasKey: string;
   private readonly maxMessageSizeBytes: number;
@@ -122,7 +132,8 @@ export class ServiceBusEmulator {
 
   constructor(options: ServiceBusEmulatorOptions = {}) {
     this.host = options.host ?? "127.0.0.1";
-    this.requestedPort = options.port ?? DEFAULT_SERVICE_BUS_PORT;
+    this.tls = options.tls;
+    this.requestedPort = options.port ?? (this.tls ? DEFAULT_SERVICE_BUS_TLS_PORT : DEFAULT_SERVICE_BUS_PORT);
     this.sasKeyName = options.sasKeyName ?? DEFAULT_SAS_KEY_NAME;
     this.sasKey = options.sasKey ?? DEFAULT_SAS_KEY;
     this.maxMessageSizeBytes = options.maxMessageSizeBytes ?? STANDARD_TIER_MAX_MESSAGE_SIZE_BYTES;
@@ -155,9 +166,10 @@ export class ServiceBusEmulator {
   get connectionString(): string {
     if (this.port === 0) throw new Error("The Service Bus emulator has no port yet: start() it first.");
     const host = this.host === "0.0.0.0" || this.host === "::" ? "127.0.0.1" : this.host;
+    // Over TLS the clients' defaults are right; UseDevelopmentEmulator would make them use plain TCP.
     return (
       `Endpoint=sb://${host}:${this.port};SharedAccessKeyName=${this.sasKeyName};` +
-      `SharedAccessKey=${this.sasKey};UseDevelopmentEmulator=true`
+      `SharedAccessKey=${this.sasKey}${this.tls ? "" : ";UseDevelopmentEmulator=true"}`
     );
   }
 
@@ -179,7 +191,11 @@ export class ServiceBusEmulator {
 
   async start(): Promise<void> {
     if (this.server) return;
-    const server = this.container.listen({ host: this.host, port: this.requestedPort });
+    const server = this.container.listen({
+      host: this.host,
+      port: this.requestedPort,
+      ...(this.tls ? { transport: "tls", key: this.tls.key, cert: this.tls.cert } : {}),
+    });
     server.on("connection", (socket: Socket) => {
       this.sockets.add(socket);
       socket.once("close", () => this.sockets.delete(socket));
@@ -396,13 +412,15 @@ export class ServiceBusEmulator {
     if (role.kind === "cbs" || role.kind === "management") {
       delivery.update(true, settledOutcome("accepted"));
       const request = decodeMessage(payload);
-      this.reply(
-        ctx.connection,
-        request,
+      const requestId = EncodedMessage.decode(payload).typedMessageId;
+      const response =
         role.kind === "cbs"
           ? this.putToken(ctx.connection, request)
-          : handleManagementRequest(role.queue, request),
-      );
+          : handleManagementRequest(role.queue, request);
+      // The response goes out after the request's settlement, as Azure sends them: uamqp (Python) fails
+      // an operation whose response comes first. rhea writes a session's transfers before its
+      // dispositions in one pass, and writes this disposition on the next tick; the reply follows it.
+      setImmediate(() => this.reply(link, request, requestId, response));
       return;
     }
     if (payload.length > this.maxMessageSizeBytes) {
@@ -444,20 +462,27 @@ export class ServiceBusEmulator {
 
   /**
    * Sends a CBS or management response on the client's reply link. The request's reply_to names it by
-   * its target address (the .NET and Python clients) or by its link name (the Node client uses one
-   * string for both). The address is the one the client attached with: the emulator's own echo of it
-   * is already encoded for the wire.
+   * its target address (the .NET client) or by its link name (the Node client uses one string for
+   * both); the address is the one the client attached with, since the emulator's own echo of it is
+   * already encoded for the wire. Without a reply_to (the Python client's uamqp), the reply link is
+   * the client's receiver from the same node ($cbs or <entity>/$management) on the same session. The
+   * correlation-id is the request's message-id with its AMQP type: uamqp matches a ulong.
    */
-  private reply(connection: Connection, request: Message, response: Message): void {
+  private reply(requestLink: Receiver, request: Message, requestId: unknown, response: Message): void {
     const replyTo = request.reply_to;
-    const link = connection.find_sender(
-      (sender: Sender) => remoteAttach(sender).target?.address === replyTo || sender.name === replyTo,
-    );
-    if (!link) {
-      this.log(`no reply link '${String(replyTo)}' for a request; dropping the response`);
+    const node = remoteAttach(requestLink).target?.address;
+    const link =
+      replyTo === undefined || replyTo === null
+        ? requestLink.session.find_sender((sender: Sender) => remoteAttach(sender).source?.address === node)
+        : requestLink.connection.find_sender(
+            (sender: Sender) => remoteAttach(sender).target?.address === replyTo || sender.name === replyTo,
+          );
+    if (!link?.is_open()) {
+      this.log(`no reply link '${String(replyTo ?? node)}' for a request; dropping the response`);
       return;
     }
-    link.send({ ...response, correlation_id: request.message_id, to: replyTo });
+    const correlationId = (requestId ?? request.message_id) as Message["correlation_id"]; // rhea passes a Typed through
+    link.send({ ...response, correlation_id: correlationId, to: replyTo ?? undefined });
   }
 
   // ------------------------------------------------------------------------------------ outbound

@@ -70,6 +70,8 @@ export interface BrokerStamp {
   timeToLiveMs: number | undefined;
   /** Broker annotations (x-opt-*), already typed; they replace the sender's of the same name. */
   annotations: Record<string, Typed>;
+  /** Delivery annotations for this hop (the sender's never travel on). */
+  deliveryAnnotations?: Record<string, Typed>;
 }
 
 interface Sections {
@@ -120,6 +122,14 @@ export class EncodedMessage {
     const properties = this.sections.properties;
     if (!properties) return undefined;
     return codec.unwrap(listItems(new codec.Reader(properties).read())[PROPERTIES.messageId]) ?? undefined;
+  }
+
+  /** The message-id as the sender typed it (a correlation-id that answers it keeps the type). */
+  get typedMessageId(): Typed | undefined {
+    const properties = this.sections.properties;
+    if (!properties) return undefined;
+    const id = listItems(new codec.Reader(properties).read())[PROPERTIES.messageId];
+    return id && codec.unwrap(id) != null ? id : undefined;
   }
 
   /** The header's ttl in ms, if the sender set one. */
@@ -198,10 +208,13 @@ export class EncodedMessage {
     }
     for (const [key, value] of Object.entries(stamp.annotations))
       annotations.push(codec.wrap_symbol(key), value);
-    const parts = [
-      encodeSection("header", list(header)),
-      encodeSection("messageAnnotations", codec.Map32(annotations)),
-    ];
+    const parts = [encodeSection("header", list(header))];
+    const forThisHop = Object.entries(stamp.deliveryAnnotations ?? {});
+    if (forThisHop.length > 0) {
+      const items = forThisHop.flatMap(([key, value]) => [codec.wrap_symbol(key), value]);
+      parts.push(encodeSection("deliveryAnnotations", codec.Map32(items)));
+    }
+    parts.push(encodeSection("messageAnnotations", codec.Map32(annotations)));
     if (this.sections.properties) parts.push(this.sections.properties);
     if (this.sections.applicationProperties) parts.push(this.sections.applicationProperties);
     parts.push(...this.sections.rest);

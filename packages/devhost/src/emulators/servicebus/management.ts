@@ -94,7 +94,9 @@ const operations: Record<string, OperationHandler> = {
     (queue, body) => {
       const mode: ReceiveMode = body["receiver-settle-mode"] === 0 ? "receiveAndDelete" : "peekLock";
       const messages = queue.receiveDeferred(body["sequence-numbers"], mode).map((stored) => {
-        const entry: Record<string, unknown> = { message: encodeForReceiver(stored) };
+        const entry: Record<string, unknown> = {
+          message: encodeForReceiver(stored, { lockTokenAnnotation: true }),
+        };
         if (stored.lockToken) entry["lock-token"] = lockTokenToAmqp(stored.lockToken);
         return entry;
       });

@@ -85,7 +85,10 @@ const MESSAGE_STATE = { active: 0, deferred: 1, scheduled: 2 } as const;
  * annotations. There is no x-opt-deadletter-source: Service Bus sets it only on a message that
  * auto-forwarding moved out of a dead-letter queue, which the emulator does not do.
  */
-export function encodeForReceiver(stored: StoredMessage): Buffer {
+export function encodeForReceiver(
+  stored: StoredMessage,
+  options: { lockTokenAnnotation?: boolean } = {},
+): Buffer {
   const annotations: Record<string, Typed> = {
     "x-opt-sequence-number": types.wrap_long(stored.sequenceNumber),
     "x-opt-enqueue-sequence-number": types.wrap_long(stored.sequenceNumber),
@@ -96,7 +99,14 @@ export function encodeForReceiver(stored: StoredMessage): Buffer {
   }
   if (stored.state !== "active")
     annotations["x-opt-message-state"] = types.wrap_int(MESSAGE_STATE[stored.state]);
+  // A message received by sequence number has no delivery tag to carry its lock token: Service Bus puts
+  // it in a delivery annotation, where the Python client reads it (.NET and Node read the response's).
+  const deliveryAnnotations: Record<string, Typed> = {};
+  if (options.lockTokenAnnotation && stored.lockToken) {
+    deliveryAnnotations["x-opt-lock-token"] = lockTokenToAmqp(stored.lockToken) as Typed;
+  }
   return stored.message.encode({
+    deliveryAnnotations,
     deliveryCount: stored.deliveryCount,
     // Service Bus reports the TTL in force (the queue default when the sender set none), when it fits a uint.
     timeToLiveMs: stored.timeToLiveMs <= MAX_AMQP_UINT ? stored.timeToLiveMs : undefined,

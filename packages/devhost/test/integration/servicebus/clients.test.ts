@@ -1,8 +1,8 @@
 /**
  * What clients other than @azure/service-bus rely on, checked on the wire with a bare rhea client (the
  * .NET and Python clients themselves run in test/conformance/): the SASL mechanisms offered, CBS
- * replies routed by the reply link's address, both token types, refused links, the message size
- * limit.
+ * replies routed by the reply link's address (or, without a reply-to, by the node), both token types,
+ * refused links, the message size limit, and AMQPS.
  */
 import { createHmac } from "node:crypto";
 import { connect as connectTcp } from "node:net";
@@ -18,7 +18,9 @@ import {
   type Sender,
 } from "rhea";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServiceBus, type ServiceBusFixture } from "../../support/servicebus";
+import { ServiceBusEmulator } from "../../../src/emulators/servicebus";
+import { makeLoopbackCertificate, opensslVersion } from "../../support/loopbackCertificate";
+import { queueConfig, startServiceBus, type ServiceBusFixture } from "../../support/servicebus";
 
 let sb: ServiceBusFixture;
 
@@ -161,6 +163,39 @@ describe("CBS put-token", () => {
   });
 });
 
+describe("$management", () => {
+  it("answers a request without reply-to on the client's receiver from the same node, after settling it", async () => {
+    // uamqp (Python) sends no reply-to, and fails an operation whose response beats its settlement.
+    const connection = await open({ username: "RootManageSharedAccessKey", password: "SAS_KEY_VALUE" });
+    try {
+      const node = "wire/$management";
+      const requests = connection.open_sender({ target: { address: node } });
+      const replies = connection.open_receiver({ source: { address: node }, target: { address: node } });
+      const events: string[] = [];
+      const reply = new Promise<Message>((resolve) =>
+        replies.once("message", (ctx: EventContext) => {
+          events.push("response");
+          resolve(ctx.message!);
+        }),
+      );
+      await new Promise((resolve) => requests.once("sendable", resolve));
+      const delivery = requests.send({
+        message_id: 7,
+        application_properties: { operation: "com.microsoft:peek-message" },
+        body: { "from-sequence-number": types.wrap_long(1), "message-count": types.wrap_int(1) },
+      });
+      requests.once("settled", () => events.push("settled"));
+      const answer = await reply;
+      expect(delivery.remote_settled).toBe(true);
+      expect(events).toEqual(["settled", "response"]);
+      expect(answer.correlation_id).toBe(7);
+      expect(answer.application_properties?.statusCode).toBe(204); // nothing to peek
+    } finally {
+      connection.close();
+    }
+  });
+});
+
 describe("refused links", () => {
   it("answer the attach with a null terminus, then detach with a symbol condition", async () => {
     const connection = await open({ username: "anonymous" });
@@ -197,6 +232,43 @@ describe("message size", () => {
       expect((await sender.createMessageBatch()).maxSizeInBytes).toBe(1024 * 1024);
     } finally {
       await premium.stop();
+    }
+  });
+});
+
+describe.skipIf(!opensslVersion())("AMQPS", () => {
+  it("serves AMQP over TLS with the given key and certificate, for clients that always use TLS", async () => {
+    const certificate = await makeLoopbackCertificate("127.0.0.1");
+    const emulator = new ServiceBusEmulator({
+      port: 0,
+      config: queueConfig({ secure: {} }),
+      tls: { key: certificate.key, cert: certificate.cert },
+    });
+    await emulator.start();
+    try {
+      expect(emulator.connectionString).not.toMatch(/UseDevelopmentEmulator/); // TLS is the clients' default
+      const connection = create_container().connect({
+        host: "127.0.0.1",
+        port: emulator.port,
+        transport: "tls",
+        ca: certificate.cert,
+        reconnect: false,
+        username: "RootManageSharedAccessKey",
+        password: "SAS_KEY_VALUE",
+      });
+      try {
+        const sender = connection.open_sender("secure");
+        await new Promise((resolve) => sender.once("sendable", resolve));
+        const accepted = new Promise((resolve) => sender.once("accepted", resolve));
+        sender.send({ body: "over tls" });
+        await accepted;
+        expect(emulator.queueCounts("secure").active).toBe(1);
+      } finally {
+        connection.close();
+      }
+    } finally {
+      await emulator.stop();
+      certificate.dispose();
     }
   });
 });
