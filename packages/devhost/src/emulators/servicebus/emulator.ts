@@ -36,6 +36,7 @@ import {
   receiveUndecoded,
   remoteAttach,
   saslMechanismOf,
+  writeEveryPerformativeField,
 } from "./rheaLinks";
 import { grantsNamespace, offerServiceBusMechanisms } from "./sasl";
 import { answerPutToken } from "./cbs";
@@ -250,6 +251,7 @@ export class ServiceBusEmulator {
     });
     c.on("connection_open", (ctx: EventContext) => {
       this.connections.add(ctx.connection);
+      writeEveryPerformativeField(ctx.connection); // before rhea answers the open, on the next tick
       // SASL PLAIN with the SAS key authorizes the whole namespace, without CBS (as in Azure).
       if (grantsNamespace(saslMechanismOf(ctx.connection))) this.claimsOf(ctx.connection).set("", Infinity);
       const props = (ctx.connection.remote.open?.properties ?? {}) as Record<string, unknown>;

@@ -2,7 +2,16 @@
  * Link fields rhea 3 keeps on its objects but leaves out of its typings: the attach frames each side
  * sent, the credit, and the session's transfer cursor. Read here, in one place, with types.
  */
-import type { Connection, Delivery, Receiver, Sender, Session, Source, TerminusOptions } from "rhea";
+import {
+  types,
+  type Connection,
+  type Delivery,
+  type Receiver,
+  type Sender,
+  type Session,
+  type Source,
+  type TerminusOptions,
+} from "rhea";
 
 export interface AttachFields {
   name?: string;
@@ -109,4 +118,42 @@ export function receiveUndecoded(session: Session): void {
     if (frame.performative.message_format === 0) frame.performative.message_format = null;
     onTransfer(frame, receiver);
   };
+}
+
+/** A performative as rhea builds it: one of its composite types, the fields in `value` by position. */
+interface Performative {
+  value: unknown[];
+  constructor: new (fields: unknown[]) => Performative;
+}
+interface ConnectionInternals {
+  _write_frame(channel?: number, frame?: Performative, payload?: Buffer): void;
+}
+const fieldCounts = new WeakMap<object, number>();
+const amqpNull = () => (types as unknown as { Null(): unknown }).Null();
+const fullConnections = new WeakSet<object>();
+
+/**
+ * Makes rhea write every field of each performative on this connection. rhea ends a field list at its
+ * last set field (and writes an empty list as list0), as AMQP allows; the pure-Python AMQP stack of
+ * azure-servicebus 7.9 and later reads performatives by position and fails on a short list. Service
+ * Bus writes them in full.
+ */
+export function writeEveryPerformativeField(connection: Connection): void {
+  if (fullConnections.has(connection)) return;
+  fullConnections.add(connection);
+  const internals = connection as unknown as ConnectionInternals;
+  const write = internals._write_frame.bind(connection);
+  internals._write_frame = (channel, frame, payload) => write(channel, frame && padded(frame), payload);
+}
+
+function padded(frame: Performative): Performative {
+  const prototype = Object.getPrototypeOf(frame) as object;
+  let count = fieldCounts.get(prototype);
+  if (count === undefined) {
+    // rhea defines each field as an accessor on the composite's prototype.
+    count = Object.values(Object.getOwnPropertyDescriptors(prototype)).filter((field) => field.get).length;
+    fieldCounts.set(prototype, count);
+  }
+  if (frame.value.length >= count && !frame.value.includes(undefined)) return frame;
+  return new frame.constructor(Array.from({ length: count }, (_, i) => frame.value[i] ?? amqpNull()));
 }

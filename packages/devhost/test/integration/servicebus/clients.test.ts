@@ -143,6 +143,23 @@ describe("SASL", () => {
   });
 });
 
+describe("performatives", () => {
+  it("carry every field, as Service Bus writes them (the pure-Python AMQP stack reads them by position)", async () => {
+    const connection = await open({ username: "RootManageSharedAccessKey", password: "SAS_KEY_VALUE" });
+    try {
+      const receiver = connection.open_receiver("wire");
+      await new Promise((resolve) => receiver.once("receiver_open", resolve));
+      const fields = (performative: unknown) => (performative as { value: unknown[] }).value.length;
+      const remote = (endpoint: unknown) => (endpoint as { remote: Record<string, unknown> }).remote;
+      expect(fields(remote(connection).open)).toBe(10);
+      expect(fields(remote(receiver.session).begin)).toBe(8);
+      expect(fields(remote(receiver).attach)).toBe(14);
+    } finally {
+      connection.close();
+    }
+  });
+});
+
 describe("CBS put-token", () => {
   it("answers on the reply link named by its address, for both token types", async () => {
     const connection = await open({ username: "anonymous" });
