@@ -217,8 +217,14 @@ describe("refused links", () => {
   it("answer the attach with a null terminus, then detach with a symbol condition", async () => {
     const connection = await open({ username: "anonymous" });
     try {
-      const refused = await attachError(connection.open_sender("no-such-queue"));
+      const sender = connection.open_sender("no-such-queue");
+      const refused = await attachError(sender);
       expect(refused.error?.condition).toBe("amqp:unauthorized-access");
+      // The detach's error, still typed: its condition is a symbol.
+      const detach = (
+        sender as unknown as { remote: { detach: { value: { value: { type: { name: string } }[] }[] } } }
+      ).remote.detach;
+      expect(detach.value[2]?.value[0]?.type.name).toMatch(/^Sym/);
       expect(types.unwrap(refused.attachedTarget) ?? null).toBeNull(); // an AMQP null, not an echo
     } finally {
       connection.close();

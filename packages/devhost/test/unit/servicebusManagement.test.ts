@@ -1,0 +1,61 @@
+/**
+ * $management answers in the types the .NET client casts them to: arrays for renew-lock's expirations
+ * and schedule's sequence numbers, and a symbol for an error condition.
+ */
+import { message as rheaMessage, types, type Message, type Typed } from "rhea";
+import { describe, expect, it } from "vitest";
+import { QUEUE_DEFAULTS } from "../../src/emulators/servicebus";
+import { EncodedMessage } from "../../src/emulators/servicebus/encodedMessage";
+import { handleManagementRequest } from "../../src/emulators/servicebus/management";
+import { MessageQueue } from "../../src/emulators/servicebus/queue";
+
+function queue(): MessageQueue {
+  return new MessageQueue({ ...QUEUE_DEFAULTS, name: "q" }, () => undefined);
+}
+
+function request(operation: string, body: unknown): Message {
+  return { application_properties: { operation: `com.microsoft:${operation}` }, body } as Message;
+}
+
+const typeName = (value: unknown) => (value as Typed).type.name;
+
+describe("$management responses", () => {
+  it("answers schedule-message with an array of long", () => {
+    const q = queue();
+    const encoded = rheaMessage.encode({ message_id: "s-1", body: "later" } as Message);
+    const response = handleManagementRequest(
+      q,
+      request("schedule-message", { messages: [{ message: encoded, "message-id": "s-1" }] }),
+    );
+    const numbers = (response.body as Record<string, Typed>)["sequence-numbers"]!;
+    expect(typeName(numbers)).toMatch(/^Array/);
+    expect(types.unwrap(numbers)).toEqual([1]);
+    expect(
+      (numbers as unknown as { type: unknown; array_constructor?: { typecode: number } }).array_constructor
+        ?.typecode,
+    ).toBe(0x81);
+    q.dispose();
+  });
+
+  it("answers renew-lock with an array of timestamp", () => {
+    const q = queue();
+    q.send(EncodedMessage.decode(rheaMessage.encode({ body: "held" } as Message)));
+    const locked = q.receive("peekLock")!;
+    // As rhea decodes a request's uuid: its 16 bytes.
+    const lockToken = Buffer.from(locked.lockToken!.replace(/-/g, ""), "hex");
+    const response = handleManagementRequest(q, request("renew-lock", { "lock-tokens": [lockToken] }));
+    const expirations = (response.body as Record<string, Typed>).expirations!;
+    expect(typeName(expirations)).toMatch(/^Array/);
+    expect(
+      (expirations as unknown as { array_constructor?: { typecode: number } }).array_constructor?.typecode,
+    ).toBe(0x83);
+    q.dispose();
+  });
+
+  it("gives an error condition as a symbol", () => {
+    const response = handleManagementRequest(queue(), request("no-such-operation", {}));
+    const condition = response.application_properties?.errorCondition;
+    expect(typeName(condition)).toMatch(/^Sym/);
+    expect(types.unwrap(condition)).toBe("amqp:not-implemented");
+  });
+});
