@@ -9,7 +9,7 @@
  */
 import { afterAll, expect, it } from "vitest";
 import { CHAOS_MIX } from "../../tools/soak/faultPlan";
-import { FAST_TIMINGS, formatSoakSummary, runSoak } from "../../tools/soak/soak";
+import { SOAK_TIMINGS, formatSoakSummary, runSoak } from "../../tools/soak/soak";
 import { buildChaosApp, type ChaosApp } from "../support/chaos";
 
 const TEST_TIMEOUT_MS = 295_000;
@@ -33,7 +33,7 @@ it(
       backgroundTransient: 0.02,
       kills: 4,
       killGapSeconds: [5, 10],
-      settings: FAST_TIMINGS,
+      settings: SOAK_TIMINGS,
       cli: app.cli,
       appEntry: app.appEntry,
       dataDir: app.dataDir,

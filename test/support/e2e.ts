@@ -10,6 +10,7 @@ import { ServiceBusClient } from "@azure/service-bus";
 import { startDevHost, type DevHost, type LogRecord } from "devhost";
 import { encodeClientPrincipal, type ClientPrincipal } from "devhost/auth";
 import type { ProcessState, StateRecord } from "../../src/domain";
+import { FAST_TIMINGS } from "../../tools/fastTimings";
 import { startLocalStack, type LocalStackAddresses } from "../../tools/localStack";
 import { sampleSettings } from "../../tools/repository";
 import type { FaultSpec, InjectedFault, LedgerEntry } from "../../tools/simulator";
@@ -21,17 +22,9 @@ export type { FaultSpec, InjectedFault, LedgerEntry } from "../../tools/simulato
 /** The app entry, transpiled from the current sources by the global setup. */
 export const APP_ENTRY = path.join(inject("appBuildDir"), "src", "index.js");
 
-/** Fast timings: a step times out in 3 s, the starter and the Supervisor look every second. */
+/** The fast timings, and what only the e2e harness needs. */
 export const E2E_SETTINGS: Record<string, string> = {
-  STARTER_SCHEDULE: "*/1 * * * * *",
-  SUPERVISOR_SCHEDULE: "*/1 * * * * *",
-  STEP_TIMEOUT_SECONDS: "3",
-  CLAIM_TIMEOUT_SECONDS: "5",
-  AGENT_ATTEMPT_TIMEOUT_SECONDS: "1",
-  AGENT_MAX_ATTEMPTS: "3",
-  SUPERVISOR_MAX_FAILURES: "2",
-  SUPERVISOR_BACKOFF_SECONDS: "1",
-  SUPERVISOR_LEASE_SECONDS: "5",
+  ...FAST_TIMINGS,
   // No platform in front of the devhost: it passes on the principal a request carries, or adds E2E_OPERATOR.
   OPERATOR_AUTH: "header",
 };
