@@ -12,11 +12,11 @@ import {
   queueLog,
   removeFault,
   startE2E,
-  waitForRecord,
   type E2E,
   type QueueLog,
   forOrder,
 } from "../support/e2e";
+import { waitUntilPast } from "../support/wait";
 
 let e2e: E2E;
 let statuses: QueueLog;
@@ -28,12 +28,6 @@ beforeAll(async () => {
 });
 afterAll(() => e2e?.stop());
 
-/** Resolves once the wall clock (the app's clock too: same process) is past `iso`. */
-async function waitUntilPast(iso: string): Promise<void> {
-  const ms = new Date(iso).getTime() - Date.now() + 50;
-  if (ms > 0) await new Promise((r) => setTimeout(r, ms));
-}
-
 it("a hung service times the step out; the Supervisor's retry finishes the order on attempt 2", async () => {
   const order = e2eOrder("SILENT");
   const id = order.orderId;
@@ -42,10 +36,10 @@ it("a hung service times the step out; the Supervisor's retry finishes the order
 
   // Attempt 1 records the charge's dispatch and deadline. The agent starts no call after that deadline, so once
   // it has passed, healing the service cannot help attempt 1: only a retry can finish the order.
-  const dispatched = await waitForRecord(
-    e2e,
+  const dispatched = await e2e.waitForRecord(
     id,
     (r) => r.attempt === 1 && r.steps[1]!.status === "Dispatched",
+    "the charge dispatched on attempt 1",
   );
   await waitUntilPast(dispatched.steps[1]!.completeBy!);
   const hits = (await listFaults(e2e)).find((f) => f.id === hang.id)!.hits;

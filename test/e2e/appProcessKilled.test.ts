@@ -25,13 +25,9 @@ async function faultHits(orderId: string): Promise<number> {
   return faults.filter((f) => f.orderId === orderId).reduce((sum, f) => sum + f.hits, 0);
 }
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not seen within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Polls every 50 ms for up to `timeoutMs` (15 s unless told), failing with `what` and the last value read. */
+const poll = <T>(read: () => Promise<T>, what: string, timeoutMs = 15_000) =>
+  expect.poll(read, { timeout: timeoutMs, interval: 50, message: what });
 
 const stepStatuses = (record: StateRecord | null) => record?.steps.map((s) => s.status);
 
@@ -55,11 +51,11 @@ it("resumes after a SIGKILL mid-step: every order Processed, each effect applied
   });
 
   expect((await submitTo(first, hung)).status).toBe(202);
-  await until("hung's booking reached the simulator", async () => (await faultHits(hung.orderId)) > 0);
+  await poll(() => faultHits(hung.orderId), "hung's booking reached the simulator").toBeGreaterThan(0);
   expect((await submitTo(first, held)).status).toBe(202);
   expect((await submitTo(first, busy)).status).toBe(202);
-  await until("held's charge reached the simulator", async () => (await faultHits(held.orderId)) > 0);
-  await until("busy was accepted", async () => (await stack.state(busy.orderId)) !== null);
+  await poll(() => faultHits(held.orderId), "held's charge reached the simulator").toBeGreaterThan(0);
+  await poll(() => stack.state(busy.orderId), "busy was accepted").not.toBeNull();
 
   await first.kill();
   await stack.clearFaults();
@@ -73,11 +69,11 @@ it("resumes after a SIGKILL mid-step: every order Processed, each effect applied
   expect(stepStatuses(hungAtKill)).toEqual(["Succeeded", "Succeeded", "Dispatched"]);
 
   // The charge the dead process asked for lands anyway, while no app runs.
-  await until(
-    "held's charge applied",
+  await poll(
     async () => (await stack.ledger(held.orderId)).some((e) => e.operation === "charge" && e.applied),
+    "held's charge applied",
     5_000,
-  );
+  ).toBe(true);
 
   // An order submitted while the app is down waits on the orders queue.
   const sender = stack.bus.createSender("orders");

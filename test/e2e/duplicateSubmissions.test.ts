@@ -40,11 +40,13 @@ async function expectOneSetOfEffects(orderId: string): Promise<void> {
 }
 
 async function waitForLog(text: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!e2e.logs.some((r) => r.message.includes(text))) {
-    if (Date.now() > deadline) throw new Error(`no log line containing "${text}" within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await expect
+    .poll(() => e2e.logs.some((r) => r.message.includes(text)), {
+      timeout: timeoutMs,
+      interval: 100,
+      message: `no log line containing "${text}" within ${timeoutMs} ms`,
+    })
+    .toBe(true);
 }
 
 it("the same order POSTed twice is one order with one set of effects", async () => {

@@ -12,12 +12,12 @@ import {
   queueLog,
   removeFault,
   startE2E,
-  waitForRecord,
   type E2E,
   type LedgerEntry,
   type QueueLog,
   forOrder,
 } from "../support/e2e";
+import { waitUntilPast } from "../support/wait";
 
 let e2e: E2E;
 let statuses: QueueLog;
@@ -28,12 +28,6 @@ beforeAll(async () => {
   alerts = queueLog(e2e, "alerts");
 });
 afterAll(() => e2e?.stop());
-
-/** Resolves once the wall clock (the app's clock too: same process) is past `iso`. */
-async function waitUntilPast(iso: string): Promise<void> {
-  const ms = new Date(iso).getTime() - Date.now() + 50;
-  if (ms > 0) await new Promise((r) => setTimeout(r, ms));
-}
 
 it("the timer wins, the late effect lands after the deadline, and the retry adopts it: one charge", async () => {
   const order = e2eOrder("SLOW");
@@ -47,10 +41,10 @@ it("the timer wins, the late effect lands after the deadline, and the retry adop
   });
   expect((await e2e.submit(order)).status).toBe(202);
 
-  const dispatched = await waitForRecord(
-    e2e,
+  const dispatched = await e2e.waitForRecord(
     id,
     (r) => r.attempt === 1 && r.steps[1]!.status === "Dispatched",
+    "the charge dispatched on attempt 1",
   );
   const deadline = dispatched.steps[1]!.completeBy!;
   // Calls of attempt 1 all started before its deadline (the agent starts none after it) and stay slow; later

@@ -83,13 +83,12 @@ it("cancel of an order stuck mid-flight undoes its steps newest first; cancellin
   expect((await e2e.submit(order)).status).toBe(202);
 
   // Stuck: reserve and charge done, the booking dispatched and hanging.
-  const deadline = Date.now() + 20_000;
-  let stuck = await e2e.state(order.orderId);
-  while (stuck?.processState !== "Processing" || stuck.steps[2]?.status !== "Dispatched") {
-    if (Date.now() > deadline) throw new Error(`order never got stuck on shipping: ${JSON.stringify(stuck)}`);
-    await new Promise((r) => setTimeout(r, 100));
-    stuck = await e2e.state(order.orderId);
-  }
+  await e2e.waitForRecord(
+    order.orderId,
+    (r) => r.processState === "Processing" && r.steps[2]?.status === "Dispatched",
+    "the order stuck on shipping",
+    20_000,
+  );
   const cancelled = await operator(order.orderId, "cancel");
   expect(cancelled.status).toBe(202);
   expect(await cancelled.json()).toMatchObject({ processState: "CompensationPending" });

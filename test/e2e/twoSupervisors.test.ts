@@ -27,18 +27,6 @@ interface LeaseDocument {
 const leaseHolder = async (): Promise<string | undefined> =>
   (await stack.containers.leases.item("supervisor", "supervisor").read<LeaseDocument>()).resource?.holder;
 
-async function until(
-  what: string,
-  check: () => Promise<boolean> | boolean,
-  timeoutMs = 20_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not seen within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 /** What a process's Supervisor reported: its sweeps (as leader) and the records they acted on. */
 function sweeps(app: AppProcess): { sweeps: number; acted: number } {
   const lines = [...app.output().matchAll(/supervisor sweep: scanned \d+, acted (\d+)/g)];
@@ -50,16 +38,18 @@ it("lets only the lease holder expire an attempt; the order still finishes with 
   // agents (test/support/apps/order-app-worker explains why).
   const a = await stack.startApp({ settings: { WEBSITE_INSTANCE_ID: "instance-A" } });
   const holderA = `instance-A:${a.pid}`;
-  await until("A holds the supervisor lease", async () => (await leaseHolder()) === holderA);
+  await expect
+    .poll(leaseHolder, { timeout: 20_000, interval: 100, message: "A holds the supervisor lease" })
+    .toBe(holderA);
   const b = await stack.startApp({
     appEntry: orderAppVariant("order-app-worker"),
     settings: { WEBSITE_INSTANCE_ID: "instance-B" },
   });
   expect(b.output()).toMatch(/supervisor: timerTrigger/);
   expect(b.output()).not.toMatch(/starter: timerTrigger/);
-  await until("B's Supervisor runs and defers", () =>
-    b.output().includes(`supervisor: not the leader (lease held by ${holderA}`),
-  );
+  await expect
+    .poll(() => b.output(), { timeout: 20_000, interval: 100, message: "B's Supervisor runs and defers" })
+    .toContain(`supervisor: not the leader (lease held by ${holderA}`);
 
   // The charge hangs: attempts 1 and 2 pass their deadline, and both Supervisors see each expired record.
   const order = e2eOrder("TWO-SUP");

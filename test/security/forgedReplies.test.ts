@@ -13,7 +13,6 @@ import {
   sendToQueue,
   startE2E,
   waitForDeadLetter,
-  waitForRecord,
   type E2E,
   type QueueLog,
 } from "../support/e2e";
@@ -38,7 +37,11 @@ async function orderWaitingOn(prefix: string, service: "inventory" | "shipping",
   const order = e2eOrder(prefix);
   await e2e.injectFault({ service, orderId: order.orderId, kind: "hang" });
   expect((await e2e.submit(order)).status).toBe(202);
-  await waitForRecord(e2e, order.orderId, (r) => r.steps[hangingStep]?.status === "Dispatched");
+  await e2e.waitForRecord(
+    order.orderId,
+    (r) => r.steps[hangingStep]?.status === "Dispatched",
+    `step ${hangingStep} dispatched`,
+  );
   // The record says so first; the orchestration shows it once it has replayed the dispatch and waits.
   await expect
     .poll(async () => (await orchestration(order.orderId)).customStatus, { timeout: 10_000 })

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeClientPrincipal } from "devhost/auth";
 import { e2eOrder, orderSnapshot, startE2E, type E2E } from "../support/e2e";
+import { pollUntil } from "../support/wait";
 
 let e2e: E2E;
 let orderId: string;
@@ -35,15 +36,19 @@ const post = (principal: typeof operator | null, headers: Record<string, string>
   as(principal, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: "{}" });
 const error = async (res: Response): Promise<string> => ((await res.json()) as { error: string }).error;
 
+/** The order's processState as its submitter sees it (the machine route: no principal needed). */
+async function statusOf(orderId: string): Promise<string | null> {
+  const res = await e2e.api(`/api/orders/${orderId}/status`);
+  return res.status === 200 ? ((await res.json()) as { processState: string | null }).processState : null;
+}
+
 async function waitProcessed(): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const res = await e2e.api(`/api/orders/${orderId}/status`);
-    if (res.status === 200 && ((await res.json()) as { processState: string }).processState === "Processed")
-      return;
-    if (Date.now() > deadline) throw new Error(`${orderId} not Processed`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  await pollUntil(
+    () => statusOf(orderId),
+    (state) => state === "Processed",
+    (last) => `${orderId} not Processed (last: ${last})`,
+    { timeoutMs: 20_000, intervalMs: 200 },
+  );
 }
 
 describe("routes for people", () => {

@@ -16,6 +16,8 @@ import { sampleSettings } from "../../tools/repository";
 import type { FaultSpec, InjectedFault, LedgerEntry } from "../../tools/simulator";
 import { settingsForSimulator } from "../../tools/simulator/settings";
 import { inject } from "vitest";
+import { sampleOrder } from "./domain";
+import { pollUntil } from "./wait";
 
 export type { FaultSpec, InjectedFault, LedgerEntry } from "../../tools/simulator";
 
@@ -32,7 +34,20 @@ export const E2E_SETTINGS: Record<string, string> = {
 /** Who the harness's requests act as unless a test says otherwise: an operator, so every route answers. */
 export const E2E_OPERATOR = { name: "e2e-operator", id: "oid-e2e-operator", roles: ["Orders.Operator"] };
 
-export interface E2E {
+/** Waiting for an order's state record, however a harness reads it (the API, or the store). */
+export interface RecordWaits {
+  /** Polls the state record until it is in one of `states`; fails with the last record seen after `timeoutMs`. */
+  waitForState(orderId: string, states: ProcessState[], timeoutMs?: number): Promise<StateRecord>;
+  /** Polls the state record until `predicate` holds; fails naming `what`, with the last record seen. */
+  waitForRecord(
+    orderId: string,
+    predicate: (record: StateRecord) => boolean,
+    what: string,
+    timeoutMs?: number,
+  ): Promise<StateRecord>;
+}
+
+export interface E2E extends RecordWaits {
   host: DevHost;
   emulators: LocalStackAddresses;
   bus: ServiceBusClient;
@@ -48,8 +63,6 @@ export interface E2E {
     options?: { as?: ClientPrincipal; reason?: string },
   ): Promise<Response>;
   state(orderId: string): Promise<StateRecord | null>;
-  /** Polls the state record until it is in one of `states`; fails with the last state seen after `timeoutMs`. */
-  waitForState(orderId: string, states: ProcessState[], timeoutMs?: number): Promise<StateRecord>;
   ledger(orderId?: string): Promise<LedgerEntry[]>;
   injectFault(spec: FaultSpec): Promise<void>;
   clearFaults(): Promise<void>;
@@ -116,18 +129,7 @@ export async function startE2E(
         body: JSON.stringify(opts.reason ? { reason: opts.reason } : {}),
       }),
     state,
-    async waitForState(orderId, states, timeoutMs = 30_000) {
-      const deadline = Date.now() + timeoutMs;
-      let last: StateRecord | null = null;
-      while (Date.now() < deadline) {
-        last = await state(orderId);
-        if (last && states.includes(last.processState)) return last;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-      throw new Error(
-        `order ${orderId} did not reach ${states.join("/")} within ${timeoutMs} ms; last state ${last?.processState ?? "none"}: ${JSON.stringify(last?.history.slice(-5))}`,
-      );
-    },
+    ...recordWaits(state),
     ...simulatorAndQueues(sim, bus),
     async stop() {
       await bus.close();
@@ -136,6 +138,31 @@ export async function startE2E(
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** waitForState and waitForRecord over `state`, the harness's way to read a record. */
+export function recordWaits(state: (orderId: string) => Promise<StateRecord | null>): RecordWaits {
+  const waitForRecord: RecordWaits["waitForRecord"] = (orderId, predicate, what, timeoutMs = 30_000) =>
+    pollUntil(
+      () => state(orderId),
+      (record): record is StateRecord => record !== null && predicate(record),
+      (last) => `order ${orderId}: ${what} not seen within ${timeoutMs} ms; ${describeRecord(last)}`,
+      { timeoutMs },
+    );
+  return {
+    waitForRecord,
+    waitForState: (orderId, states, timeoutMs) =>
+      waitForRecord(orderId, (r) => states.includes(r.processState), states.join("/"), timeoutMs),
+  };
+}
+
+/** What a failed wait says about the record it last read: enough to see where the order got stuck. */
+function describeRecord(record: StateRecord | null): string {
+  if (!record) return "no state record";
+  return (
+    `last state ${record.processState}, attempt ${record.attempt}, ` +
+    `steps ${record.steps.map((s) => s.status).join("/")}, history ${JSON.stringify(record.history.slice(-5))}`
+  );
 }
 
 /**
@@ -177,21 +204,15 @@ export const forOrder =
     (m as { orderId?: unknown } | null)?.orderId === orderId;
 
 let counter = 0;
-/** A valid order with a unique id; `amount` sets one item's price, so that amounts over 10000 are declined. */
+/**
+ * The tests' sample order (domain.ts) under an id no other order of this run has, with `overrides` on top; they
+ * may be of any type, for the tests of refused input.
+ */
 export function e2eOrder(
   prefix: string,
   overrides: Record<string, unknown> = {},
 ): { orderId: string } & Record<string, unknown> {
-  const orderId = `${prefix}-${process.pid}-${++counter}`;
-  return {
-    orderId,
-    customerId: "C-42",
-    items: [{ sku: "SKU-1", quantity: 2, unitPrice: 9.99 }],
-    currency: "EUR",
-    shippingAddress: { line1: "1 Main St", city: "Berlin", postalCode: "10115", country: "DE" },
-    replyTo: "status-demo",
-    ...overrides,
-  };
+  return { ...sampleOrder({ orderId: `${prefix}-${process.pid}-${++counter}` }), ...overrides };
 }
 
 /**
@@ -214,14 +235,15 @@ export function queueLog(e2e: E2E, queue: string): QueueLog {
   return {
     all,
     async waitFor(match, timeoutMs = 15_000) {
-      const deadline = Date.now() + timeoutMs;
-      do {
-        const found = (await all()).find(match);
-        if (found !== undefined) return found;
-      } while (Date.now() < deadline);
-      throw new Error(
-        `no matching message on ${queue} within ${timeoutMs} ms; seen: ${JSON.stringify(seen)}`,
+      // A read of an empty queue waits half a second for messages: that is the pause between reads.
+      const received = await pollUntil(
+        all,
+        (messages) => messages.some(match),
+        (messages) =>
+          `no matching message on ${queue} within ${timeoutMs} ms; seen: ${JSON.stringify(messages)}`,
+        { timeoutMs, intervalMs: 10 },
       );
+      return received.find(match);
     },
   };
 }
@@ -263,14 +285,16 @@ export async function waitForDeadLetter(
   messageId: string,
   timeoutMs = 30_000,
 ): Promise<DeadLetter> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = (await peekAll(e2e, queue, "deadLetter")).find((m) => m.messageId === messageId);
-    if (found) return found;
-    if (Date.now() > deadline)
-      throw new Error(`${messageId} was not dead-lettered on ${queue} within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  const ours = (m: PeekedMessage) => m.messageId === messageId;
+  const deadLetters = await pollUntil(
+    () => peekAll(e2e, queue, "deadLetter"),
+    (messages) => messages.some(ours),
+    (messages) =>
+      `${messageId} was not dead-lettered on ${queue} within ${timeoutMs} ms; ` +
+      `dead letters there: ${JSON.stringify(messages.map((m) => m.messageId))}`,
+    { timeoutMs, intervalMs: 250 },
+  );
+  return deadLetters.find(ours)!;
 }
 
 /** Arms a fault on the simulator and returns it (with its id, for listFaults and removeFault). */
@@ -293,25 +317,6 @@ export async function removeFault(e2e: E2E, id: string): Promise<void> {
     method: "DELETE",
   });
   if (res.status !== 204) throw new Error(`fault ${id} not removed: ${res.status} ${await res.text()}`);
-}
-
-/** Polls the state record until `predicate` holds; fails with the last record seen after `timeoutMs`. */
-export async function waitForRecord(
-  e2e: E2E,
-  orderId: string,
-  predicate: (record: StateRecord) => boolean,
-  timeoutMs = 30_000,
-): Promise<StateRecord> {
-  const deadline = Date.now() + timeoutMs;
-  let last: StateRecord | null = null;
-  while (Date.now() < deadline) {
-    last = await e2e.state(orderId);
-    if (last && predicate(last)) return last;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(
-    `order ${orderId}: condition not met within ${timeoutMs} ms; last state ${last?.processState ?? "none"}: ${JSON.stringify(last?.history.slice(-5))}`,
-  );
 }
 
 /** Sends one message to a queue of the app as any producer could: body, MessageId and content type as given. */
