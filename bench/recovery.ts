@@ -14,6 +14,7 @@ import { StateReader } from "../tools/soak/observe";
 import { startLocalStack } from "../tools/localStack";
 import { submitUntilAccepted } from "../tools/soak/submitter";
 import { sampleOrder } from "../tools/sampleOrders";
+import { simulatorFaults } from "../tools/simulator";
 import { DIST_APP } from "./endToEnd";
 
 export interface RecoveryFigures {
@@ -41,6 +42,7 @@ export async function benchRecovery({ samples }: { samples: number }): Promise<R
   const stack = await startLocalStack();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-recovery-"));
   const reader = new StateReader(stack.cosmos);
+  const faults = simulatorFaults(stack.simulator.url);
   const app = new AppProcess({ ...DIST_APP, dataDir, settings: stack.appSettings(FAST_TIMINGS) });
   try {
     await app.start();
@@ -48,7 +50,7 @@ export async function benchRecovery({ samples }: { samples: number }): Promise<R
     const recoveries: number[] = [];
     for (let i = 0; i <= samples; i++) {
       const order = sampleOrder(i + 1, { prefix: "RECOVERY" });
-      const fault = stack.simulator.injectFault({
+      const fault = await faults.add({
         service: "payment",
         operation: "charge",
         orderId: order.orderId,
@@ -72,7 +74,7 @@ export async function benchRecovery({ samples }: { samples: number }): Promise<R
         } else await sleep(50);
       }
       await sleep(Math.max(0, completeBy - Date.now() + 20));
-      await fetch(`${stack.simulator.url}/_faults/${encodeURIComponent(fault.id)}`, { method: "DELETE" });
+      await faults.remove(fault.id);
       for (;;) {
         const state = (await reader.states()).get(order.orderId);
         if (state === "Processed") break;

@@ -33,21 +33,6 @@ const openOrder = async (orderId: string) => {
 const auditEvents = () =>
   page.locator("#audit-trail tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-event")));
 
-/** Arms a fault on the simulator directly (not through the page), returning its id. */
-async function armFault(spec: Record<string, unknown>): Promise<string> {
-  const res = await fetch(`${e2e.emulators.simulatorUrl}/_faults`, {
-    method: "POST",
-    body: JSON.stringify(spec),
-  });
-  expect(res.status).toBe(201);
-  return ((await res.json()) as { id: string }).id;
-}
-
-async function disarmFault(id: string): Promise<void> {
-  const res = await fetch(`${e2e.emulators.simulatorUrl}/_faults/${id}`, { method: "DELETE" });
-  expect(res.status).toBe(204);
-}
-
 async function waitForAll(orderIds: string[], states: ProcessState[]): Promise<StateRecord[]> {
   return Promise.all(orderIds.map((id) => e2e.waitForState(id, states, 40_000)));
 }
@@ -229,10 +214,11 @@ describe.skipIf(!chromiumPath)(
 
     it("retries an Error order from the page once its cause is gone", { timeout: 90_000 }, async () => {
       const order = e2eOrder("DASH-ERROR");
-      const fault = await armFault({ service: "inventory", orderId: order.orderId, kind: "transient" });
+      // Armed on the simulator directly, not through the page.
+      const fault = await e2e.faults.add({ service: "inventory", orderId: order.orderId, kind: "transient" });
       expect((await e2e.submit(order)).status).toBe(202);
       await e2e.waitForState(order.orderId, ["Error"], 40_000);
-      await disarmFault(fault);
+      await e2e.faults.remove(fault.id);
 
       await expect.poll(() => rowState(order.orderId), { timeout: 10_000 }).toBe("Error");
       expect(await cell(order.orderId, "error")).toContain("RetriesExhausted");

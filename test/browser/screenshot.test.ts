@@ -40,18 +40,21 @@ describe.runIf(requested && chromiumPath)("docs/dashboard.png (DASHBOARD_SCREENS
     const failing = e2eOrder("ORD-ERROR");
     const stuckUndo = e2eOrder("ORD-UNDO", { items: [{ sku: "SKU-20", quantity: 50, unitPrice: 249 }] });
     const inFlight = e2eOrder("ORD-INFLIGHT");
-    const arm = (spec: Record<string, unknown>) =>
-      fetch(`${e2e.emulators.simulatorUrl}/_faults`, { method: "POST", body: JSON.stringify(spec) });
-    await arm({
+    await e2e.faults.add({
       service: "payment",
       operation: "charge",
       orderId: recovered.orderId,
       kind: "transient",
       count: 1,
     });
-    await arm({ service: "inventory", orderId: failing.orderId, kind: "transient" });
-    await arm({ service: "inventory", operation: "release", orderId: stuckUndo.orderId, kind: "permanent" });
-    await arm({ service: "shipping", orderId: inFlight.orderId, kind: "hang" });
+    await e2e.faults.add({ service: "inventory", orderId: failing.orderId, kind: "transient" });
+    await e2e.faults.add({
+      service: "inventory",
+      operation: "release",
+      orderId: stuckUndo.orderId,
+      kind: "permanent",
+    });
+    await e2e.faults.add({ service: "shipping", orderId: inFlight.orderId, kind: "hang" });
 
     await page.getByRole("spinbutton", { name: "Orders" }).fill("7");
     await page.getByRole("button", { name: "Submit sample orders" }).click();

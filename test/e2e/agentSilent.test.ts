@@ -5,17 +5,7 @@
  * finishes the order from the step that hung, without repeating the step that had already succeeded.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import {
-  addFault,
-  e2eOrder,
-  listFaults,
-  queueLog,
-  removeFault,
-  startE2E,
-  type E2E,
-  type QueueLog,
-  forOrder,
-} from "../support/e2e";
+import { e2eOrder, queueLog, startE2E, type E2E, type QueueLog, forOrder } from "../support/e2e";
 import { waitUntilPast } from "../support/wait";
 
 let e2e: E2E;
@@ -31,7 +21,7 @@ afterAll(() => e2e?.stop());
 it("a hung service times the step out; the Supervisor's retry finishes the order on attempt 2", async () => {
   const order = e2eOrder("SILENT");
   const id = order.orderId;
-  const hang = await addFault(e2e, { service: "payment", operation: "charge", orderId: id, kind: "hang" });
+  const hang = await e2e.faults.add({ service: "payment", operation: "charge", orderId: id, kind: "hang" });
   expect((await e2e.submit(order)).status).toBe(202);
 
   // Attempt 1 records the charge's dispatch and deadline. The agent starts no call after that deadline, so once
@@ -42,8 +32,8 @@ it("a hung service times the step out; the Supervisor's retry finishes the order
     "the charge dispatched on attempt 1",
   );
   await waitUntilPast(dispatched.steps[1]!.completeBy!);
-  const hits = (await listFaults(e2e)).find((f) => f.id === hang.id)!.hits;
-  await removeFault(e2e, hang.id);
+  const hits = (await e2e.faults.list()).find((f) => f.id === hang.id)!.hits;
+  await e2e.faults.remove(hang.id);
   // Each agent call hung until its 1 s attempt timeout, and the agent retried within the 3 s step deadline.
   expect(hits).toBeGreaterThanOrEqual(2);
 

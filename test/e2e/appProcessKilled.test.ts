@@ -13,15 +13,8 @@ beforeAll(async () => {
 });
 afterAll(() => stack?.stop());
 
-interface Fault {
-  orderId?: string;
-  kind: string;
-  hits: number;
-}
-
 async function faultHits(orderId: string): Promise<number> {
-  const res = await fetch(`${stack.emulators.simulatorUrl}/_faults`);
-  const { faults } = (await res.json()) as { faults: Fault[] };
+  const faults = await stack.faults.list();
   return faults.filter((f) => f.orderId === orderId).reduce((sum, f) => sum + f.hits, 0);
 }
 
@@ -41,8 +34,8 @@ it("resumes after a SIGKILL mid-step: every order Processed, each effect applied
   const held = e2eOrder("KILL-HELD");
   const busy = e2eOrder("KILL-BUSY");
   const late = e2eOrder("KILL-LATE");
-  await stack.injectFault({ service: "shipping", operation: "book", orderId: hung.orderId, kind: "hang" });
-  await stack.injectFault({
+  await stack.faults.add({ service: "shipping", operation: "book", orderId: hung.orderId, kind: "hang" });
+  await stack.faults.add({
     service: "payment",
     operation: "charge",
     orderId: held.orderId,
@@ -58,7 +51,7 @@ it("resumes after a SIGKILL mid-step: every order Processed, each effect applied
   await poll(() => stack.state(busy.orderId), "busy was accepted").not.toBeNull();
 
   await first.kill();
-  await stack.clearFaults();
+  await stack.faults.clear();
 
   // Nothing writes while no app runs, so the store shows the moment of the kill: both held orders mid-step.
   const heldAtKill = await stack.state(held.orderId);

@@ -22,13 +22,13 @@ const label = (e: { service: string; operation: string }) => `${e.service}.${e.o
 
 it("a refused refund stops compensation in CompensationFailed with an alert; an operator retry finishes it", async () => {
   const order = e2eOrder("UNDOFAIL");
-  await e2e.injectFault({
+  await e2e.faults.add({
     service: "shipping",
     operation: "book",
     orderId: order.orderId,
     kind: "permanent",
   });
-  await e2e.injectFault({
+  await e2e.faults.add({
     service: "payment",
     operation: "refund",
     orderId: order.orderId,
@@ -64,7 +64,7 @@ it("a refused refund stops compensation in CompensationFailed with an alert; an 
   ]);
 
   // What fixes it: the operator clears the cause and retries; compensation resumes where it stopped.
-  await e2e.clearFaults();
+  await e2e.faults.clear();
   expect((await e2e.operate(order.orderId, "retry")).status).toBe(202);
   const done = await e2e.waitForState(order.orderId, ["Compensated"]);
   expect(done.steps.map((s) => s.undo?.status ?? null)).toEqual(["Succeeded", "Succeeded", null]);
@@ -81,13 +81,13 @@ it("a refused refund stops compensation in CompensationFailed with an alert; an 
 
 it("a refund failing transiently is retried by the Supervisor, then CompensationFailed with an alert", async () => {
   const order = e2eOrder("UNDOTRANSIENT");
-  await e2e.injectFault({
+  await e2e.faults.add({
     service: "shipping",
     operation: "book",
     orderId: order.orderId,
     kind: "permanent",
   });
-  await e2e.injectFault({
+  await e2e.faults.add({
     service: "payment",
     operation: "refund",
     orderId: order.orderId,
@@ -120,5 +120,5 @@ it("a refund failing transiently is retried by the Supervisor, then Compensation
     ["payment.charge", true],
   ]);
   expect((await alerts.all()).filter(forOrder(order.orderId))).toHaveLength(1);
-  await e2e.clearFaults();
+  await e2e.faults.clear();
 }, 50_000);

@@ -7,10 +7,8 @@
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import {
-  addFault,
   e2eOrder,
   queueLog,
-  removeFault,
   startE2E,
   type E2E,
   type LedgerEntry,
@@ -32,7 +30,7 @@ afterAll(() => e2e?.stop());
 it("the timer wins, the late effect lands after the deadline, and the retry adopts it: one charge", async () => {
   const order = e2eOrder("SLOW");
   const id = order.orderId;
-  const slow = await addFault(e2e, {
+  const slow = await e2e.faults.add({
     service: "payment",
     operation: "charge",
     orderId: id,
@@ -50,7 +48,7 @@ it("the timer wins, the late effect lands after the deadline, and the retry adop
   // Calls of attempt 1 all started before its deadline (the agent starts none after it) and stay slow; later
   // calls, from the retry, find the service fast again.
   await waitUntilPast(deadline);
-  await removeFault(e2e, slow.id);
+  await e2e.faults.remove(slow.id);
 
   const record = await e2e.waitForState(id, ["Processed"]);
   expect(record).toMatchObject({ attempt: 2, failureCount: 1, lockedBy: null, completeBy: null });

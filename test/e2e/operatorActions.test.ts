@@ -35,7 +35,7 @@ const operator = (orderId: string, action: "retry" | "cancel") =>
 
 it("retry sends an Error order back to work once the cause is fixed; retrying a Processed order is 409", async () => {
   const order = e2eOrder("OPRETRY");
-  await e2e.injectFault({
+  await e2e.faults.add({
     service: "inventory",
     operation: "reserve",
     orderId: order.orderId,
@@ -49,7 +49,7 @@ it("retry sends an Error order back to work once the cause is fixed; retrying a 
   expect(alert).toMatchObject({ kind: "Error", orderId: order.orderId });
   expect(await e2e.ledger(order.orderId)).toEqual([]);
 
-  await e2e.clearFaults();
+  await e2e.faults.clear();
   const retried = await operator(order.orderId, "retry");
   expect(retried.status).toBe(202);
   expect(await retried.json()).toMatchObject({ orderId: order.orderId, processState: "Pending" });
@@ -79,7 +79,7 @@ it("retry sends an Error order back to work once the cause is fixed; retrying a 
 
 it("cancel of an order stuck mid-flight undoes its steps newest first; cancelling it again is 409", async () => {
   const order = e2eOrder("OPCANCEL");
-  await e2e.injectFault({ service: "shipping", operation: "book", orderId: order.orderId, kind: "hang" });
+  await e2e.faults.add({ service: "shipping", operation: "book", orderId: order.orderId, kind: "hang" });
   expect((await e2e.submit(order)).status).toBe(202);
 
   // Stuck: reserve and charge done, the booking dispatched and hanging.
@@ -121,7 +121,7 @@ it("cancel of an order stuck mid-flight undoes its steps newest first; cancellin
   expect(again.status).toBe(409);
   expect(((await again.json()) as { error: string }).error).toContain("Compensated");
   expect((await alerts.all()).filter(forOrder(order.orderId))).toEqual([]);
-  await e2e.clearFaults();
+  await e2e.faults.clear();
 }, 40_000);
 
 it("retry and cancel of an unknown order are 404", async () => {

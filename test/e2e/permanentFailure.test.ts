@@ -63,7 +63,7 @@ it("a declined charge undoes the reservation and ends Compensated", async () => 
 
 it("a permanent refusal at the last step undoes the charge, then the reservation", async () => {
   const order = e2eOrder("LASTSTEP");
-  await e2e.injectFault({
+  await e2e.faults.add({
     service: "shipping",
     operation: "book",
     orderId: order.orderId,
@@ -101,5 +101,5 @@ it("a permanent refusal at the last step undoes the charge, then the reservation
     "compensated",
   ]);
   expect((await alerts.all()).filter(forOrder(order.orderId))).toEqual([]);
-  await e2e.clearFaults();
+  await e2e.faults.clear();
 }, 30_000);

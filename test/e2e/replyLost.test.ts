@@ -6,9 +6,7 @@
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import {
-  addFault,
   e2eOrder,
-  listFaults,
   queueLog,
   startE2E,
   type E2E,
@@ -50,7 +48,7 @@ async function expectNoAlert(orderId: string): Promise<void> {
 it("the agent's retry with the same key gets the stored response: charged once, Processed on attempt 1", async () => {
   const order = e2eOrder("LOSTREPLY");
   const id = order.orderId;
-  const drop = await addFault(e2e, {
+  const drop = await e2e.faults.add({
     service: "payment",
     operation: "charge",
     orderId: id,
@@ -62,7 +60,7 @@ it("the agent's retry with the same key gets the stored response: charged once, 
   const record = await e2e.waitForState(id, ["Processed"]);
   expect(record).toMatchObject({ attempt: 1, failureCount: 0, lockedBy: null });
   expect(record.history.map((h) => h.event)).not.toContain("stepFailedTransient");
-  expect((await listFaults(e2e)).find((f) => f.id === drop.id)).toMatchObject({ hits: 1, remaining: 0 });
+  expect((await e2e.faults.list()).find((f) => f.id === drop.id)).toMatchObject({ hits: 1, remaining: 0 });
 
   const charge = await expectOneCharge(id, (record.steps[1]!.result as { chargeId?: unknown }).chargeId);
   // Two requests reached the charge operation: the one whose reply was lost, and the replay.
@@ -75,14 +73,14 @@ it("when the agent cannot get an answer in time, the next attempt's replay finis
   const id = order.orderId;
   // The charge runs but its reply is lost, then the service answers 503 to the agent's two retries (faults queue
   // up in creation order): the agent reports transient and the attempt ends with the charge in doubt.
-  await addFault(e2e, {
+  await e2e.faults.add({
     service: "payment",
     operation: "charge",
     orderId: id,
     kind: "drop-response",
     count: 1,
   });
-  await addFault(e2e, { service: "payment", operation: "charge", orderId: id, kind: "transient", count: 2 });
+  await e2e.faults.add({ service: "payment", operation: "charge", orderId: id, kind: "transient", count: 2 });
   expect((await e2e.submit(order)).status).toBe(202);
 
   const record = await e2e.waitForState(id, ["Processed"]);

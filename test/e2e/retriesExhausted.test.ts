@@ -8,9 +8,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import {
   E2E_SETTINGS,
-  addFault,
   e2eOrder,
-  listFaults,
   queueLog,
   startE2E,
   type E2E,
@@ -32,7 +30,7 @@ it("a service that keeps failing ends the order in Error after SUPERVISOR_MAX_FA
   const order = e2eOrder("EXHAUST");
   const id = order.orderId;
   const attempts = Number(E2E_SETTINGS.SUPERVISOR_MAX_FAILURES) + 1;
-  const down = await addFault(e2e, {
+  const down = await e2e.faults.add({
     service: "shipping",
     operation: "book",
     orderId: id,
@@ -90,7 +88,7 @@ it("a service that keeps failing ends the order in Error after SUPERVISOR_MAX_FA
     [`${id}:chargePayment:do`, true, 1],
   ]);
   // The agent called the service on more than one attempt (then the circuit breaker may have spared it).
-  expect((await listFaults(e2e)).find((f) => f.id === down.id)!.hits).toBeGreaterThan(
+  expect((await e2e.faults.list()).find((f) => f.id === down.id)!.hits).toBeGreaterThan(
     Number(E2E_SETTINGS.AGENT_MAX_ATTEMPTS),
   );
 }, 45_000);

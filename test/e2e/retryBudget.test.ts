@@ -14,9 +14,7 @@ import { loadConfig, type AppConfig } from "../../src/config";
 import { computeRetryBudget, type RetryBudget } from "../../src/domain/retryBudget";
 import { emulatorConfigFiles } from "../../tools/repository";
 import {
-  addFault,
   e2eOrder,
-  listFaults,
   queueLog,
   startE2E,
   type E2E,
@@ -77,7 +75,7 @@ async function callsUntilGivingUp(
 ): Promise<number> {
   const order = e2eOrder(prefix);
   const id = order.orderId;
-  const injected = await addFault(e2e, { ...fault, orderId: id });
+  const injected = await e2e.faults.add({ ...fault, orderId: id });
   expect((await e2e.submit(order)).status).toBe(202);
 
   const record = await e2e.waitForState(id, ["Error"], 35_000);
@@ -85,7 +83,7 @@ async function callsUntilGivingUp(
   expect(record).toMatchObject({ attempt: budget.attemptsPerStep, failureCount: budget.attemptsPerStep });
   expect(await alerts.waitFor(forOrder(id))).toMatchObject({ kind: "Error", orderId: id });
 
-  const hits = (await listFaults(e2e)).find((f) => f.id === injected.id)!.hits;
+  const hits = (await e2e.faults.list()).find((f) => f.id === injected.id)!.hits;
   const reached = (await e2e.ledger(id))
     .filter((e) => e.idempotencyKey === `${id}:${step}:do`)
     .reduce((sum, e) => sum + e.requests, 0);

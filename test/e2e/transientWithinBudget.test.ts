@@ -6,9 +6,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import {
   E2E_SETTINGS,
-  addFault,
   e2eOrder,
-  listFaults,
   queueLog,
   startE2E,
   type E2E,
@@ -32,14 +30,14 @@ it("two 5xx per service are retried away by the agents: Processed on attempt 1, 
   const failuresPerCall = Number(E2E_SETTINGS.AGENT_MAX_ATTEMPTS) - 1;
   expect(failuresPerCall).toBe(2);
   const faults = [
-    await addFault(e2e, {
+    await e2e.faults.add({
       service: "inventory",
       operation: "reserve",
       orderId: id,
       kind: "transient",
       count: failuresPerCall,
     }),
-    await addFault(e2e, {
+    await e2e.faults.add({
       service: "payment",
       operation: "charge",
       orderId: id,
@@ -47,7 +45,7 @@ it("two 5xx per service are retried away by the agents: Processed on attempt 1, 
       status: 500,
       count: failuresPerCall,
     }),
-    await addFault(e2e, {
+    await e2e.faults.add({
       service: "shipping",
       operation: "book",
       orderId: id,
@@ -74,7 +72,7 @@ it("two 5xx per service are retried away by the agents: Processed on attempt 1, 
   expect(record.history.map((h) => h.event)).not.toContain("stepFailedTransient");
 
   // Every fault fired in full: each agent really did fail twice before it succeeded.
-  const after = await listFaults(e2e);
+  const after = await e2e.faults.list();
   for (const fault of faults)
     expect(after.find((f) => f.id === fault.id)).toMatchObject({ hits: 2, remaining: 0 });
   // The 5xx answered in front of the services, so each operation ran once, on the third call.

@@ -53,14 +53,14 @@ it("lets only the lease holder expire an attempt; the order still finishes with 
 
   // The charge hangs: attempts 1 and 2 pass their deadline, and both Supervisors see each expired record.
   const order = e2eOrder("TWO-SUP");
-  await stack.injectFault({ service: "payment", operation: "charge", orderId: order.orderId, kind: "hang" });
+  await stack.faults.add({ service: "payment", operation: "charge", orderId: order.orderId, kind: "hang" });
   expect((await submitTo(a, order)).status).toBe(202);
   await stack.waitForRecord(
     order.orderId,
     (r) => r.failureCount === 2 && r.processState === "Pending",
     "the second expiry",
   );
-  await stack.clearFaults();
+  await stack.faults.clear();
 
   const record = await stack.waitForState(order.orderId, ["Processed"]);
   expect(record).toMatchObject({ attempt: 3, failureCount: 2, lockedBy: null });

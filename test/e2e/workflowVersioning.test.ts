@@ -20,7 +20,7 @@ it("finishes a v1 order on v1 after v2 is deployed, and starts new orders on v2"
   const v1App = await stack.startApp();
   const inFlight = e2eOrder("VER-1");
   // The charge hangs, so the order is mid-step (chargePayment dispatched) when the new build is deployed.
-  await stack.injectFault({
+  await stack.faults.add({
     service: "payment",
     operation: "charge",
     orderId: inFlight.orderId,
@@ -46,7 +46,7 @@ it("finishes a v1 order on v1 after v2 is deployed, and starts new orders on v2"
 
   const fresh = e2eOrder("VER-2");
   expect((await submitTo(v2App, fresh)).status).toBe(202);
-  await stack.clearFaults();
+  await stack.faults.clear();
   const [oldRecord, newRecord] = await Promise.all([
     stack.waitForState(inFlight.orderId, ["Processed"], 60_000),
     stack.waitForState(fresh.orderId, ["Processed"], 60_000),

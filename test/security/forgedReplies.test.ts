@@ -35,7 +35,7 @@ type Alert = { kind: string; orderId: string | null; reason: string };
 /** An order whose step `hangingStep` was dispatched and is waiting for an answer that will not come in time. */
 async function orderWaitingOn(prefix: string, service: "inventory" | "shipping", hangingStep: number) {
   const order = e2eOrder(prefix);
-  await e2e.injectFault({ service, orderId: order.orderId, kind: "hang" });
+  await e2e.faults.add({ service, orderId: order.orderId, kind: "hang" });
   expect((await e2e.submit(order)).status).toBe(202);
   await e2e.waitForRecord(
     order.orderId,

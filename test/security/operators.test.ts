@@ -91,7 +91,7 @@ describe("routes for people", () => {
 
   it("record the signed-in operator in the audit trail, never a name the caller declares", async () => {
     const order = e2eOrder("AUTH-CANCEL");
-    await e2e.injectFault({ service: "inventory", orderId: order.orderId, kind: "hang" });
+    await e2e.faults.add({ service: "inventory", orderId: order.orderId, kind: "hang" });
     expect((await e2e.submit(order)).status).toBe(202);
     await e2e.waitForState(order.orderId, ["Processing"]);
     const cancelled = await e2e.api(
@@ -109,7 +109,7 @@ describe("routes for people", () => {
     const entry = state.state.history.find((h) => h.event === "compensationRequested");
     expect(entry).toMatchObject({ by: "operator:ada@contoso.com (oid-ada)", detail: "customer called" });
     expect(JSON.stringify(state)).not.toContain("mallory");
-    await e2e.clearFaults();
+    await e2e.faults.clear();
   });
 
   it("refuse a principal header that is not one, and an action posted as a form", async () => {

@@ -13,13 +13,13 @@ import type { ProcessState, StateRecord } from "../../src/domain";
 import { FAST_TIMINGS } from "../../tools/fastTimings";
 import { startLocalStack, type LocalStackAddresses } from "../../tools/localStack";
 import { sampleSettings } from "../../tools/repository";
-import type { FaultSpec, InjectedFault, LedgerEntry } from "../../tools/simulator";
+import { simulatorFaults, type LedgerEntry, type SimulatorFaults } from "../../tools/simulator";
 import { settingsForSimulator } from "../../tools/simulator/settings";
 import { inject } from "vitest";
 import { sampleOrder } from "./domain";
 import { pollUntil } from "./wait";
 
-export type { FaultSpec, InjectedFault, LedgerEntry } from "../../tools/simulator";
+export type { FaultSpec, InjectedFault, LedgerEntry, SimulatorFaults } from "../../tools/simulator";
 
 /** The app entry, transpiled from the current sources by the global setup. */
 export const APP_ENTRY = path.join(inject("appBuildDir"), "src", "index.js");
@@ -64,8 +64,8 @@ export interface E2E extends RecordWaits {
   ): Promise<Response>;
   state(orderId: string): Promise<StateRecord | null>;
   ledger(orderId?: string): Promise<LedgerEntry[]>;
-  injectFault(spec: FaultSpec): Promise<void>;
-  clearFaults(): Promise<void>;
+  /** The simulator's faults: `add` arms one and returns it, with its id for `remove` and its hits in `list`. */
+  faults: SimulatorFaults;
   /** Messages on a queue right now (receive-and-delete). */
   drain(queue: string): Promise<unknown[]>;
   stop(): Promise<void>;
@@ -172,20 +172,14 @@ function describeRecord(record: StateRecord | null): string {
 export function simulatorAndQueues(
   sim: string,
   bus: ServiceBusClient,
-): Pick<E2E, "ledger" | "injectFault" | "clearFaults" | "drain"> {
+): Pick<E2E, "ledger" | "faults" | "drain"> {
   return {
     async ledger(orderId) {
       const res = await fetch(`${sim}/_ledger`);
       const entries = ((await res.json()) as { entries: LedgerEntry[] }).entries;
       return orderId ? entries.filter((e) => e.orderId === orderId) : entries;
     },
-    async injectFault(spec) {
-      const res = await fetch(`${sim}/_faults`, { method: "POST", body: JSON.stringify(spec) });
-      if (res.status !== 201) throw new Error(`fault refused: ${await res.text()}`);
-    },
-    async clearFaults() {
-      await fetch(`${sim}/_faults`, { method: "DELETE" });
-    },
+    faults: simulatorFaults(sim),
     async drain(queue) {
       const receiver = bus.createReceiver(queue, { receiveMode: "receiveAndDelete" });
       try {
@@ -295,28 +289,6 @@ export async function waitForDeadLetter(
     { timeoutMs, intervalMs: 250 },
   );
   return deadLetters.find(ours)!;
-}
-
-/** Arms a fault on the simulator and returns it (with its id, for listFaults and removeFault). */
-export async function addFault(e2e: E2E, spec: FaultSpec): Promise<InjectedFault> {
-  const res = await fetch(`${e2e.emulators.simulatorUrl}/_faults`, {
-    method: "POST",
-    body: JSON.stringify(spec),
-  });
-  if (res.status !== 201) throw new Error(`fault refused: ${await res.text()}`);
-  return (await res.json()) as InjectedFault;
-}
-
-export async function listFaults(e2e: E2E): Promise<InjectedFault[]> {
-  const res = await fetch(`${e2e.emulators.simulatorUrl}/_faults`);
-  return ((await res.json()) as { faults: InjectedFault[] }).faults;
-}
-
-export async function removeFault(e2e: E2E, id: string): Promise<void> {
-  const res = await fetch(`${e2e.emulators.simulatorUrl}/_faults/${encodeURIComponent(id)}`, {
-    method: "DELETE",
-  });
-  if (res.status !== 204) throw new Error(`fault ${id} not removed: ${res.status} ${await res.text()}`);
 }
 
 /** Sends one message to a queue of the app as any producer could: body, MessageId and content type as given. */

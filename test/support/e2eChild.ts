@@ -20,9 +20,9 @@ import {
   E2E_SETTINGS,
   recordWaits,
   simulatorAndQueues,
-  type FaultSpec,
   type LedgerEntry,
   type RecordWaits,
+  type SimulatorFaults,
 } from "./e2e";
 import { devhostCliIn } from "./globalSetup";
 
@@ -54,8 +54,7 @@ export interface ChildStack extends RecordWaits {
   /** The state record, read from the store (works while no app runs). */
   state(orderId: string): Promise<StateRecord | null>;
   ledger(orderId?: string): Promise<LedgerEntry[]>;
-  injectFault(spec: FaultSpec): Promise<void>;
-  clearFaults(): Promise<void>;
+  faults: SimulatorFaults;
   /** Messages on a queue right now (receive-and-delete). */
   drain(queue: string): Promise<unknown[]>;
   /** Kills the apps still running, stops the stack, removes the temp directories. */
