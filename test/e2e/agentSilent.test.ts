@@ -4,21 +4,18 @@
  * at completeBy, the Supervisor counts the failure and schedules a retry, and attempt 2 (service healthy again)
  * finishes the order from the step that hung, without repeating the step that had already succeeded.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { e2eOrder, queueLog, startE2E, type E2E, type QueueLog, forOrder } from "../support/e2e";
+import { expect } from "vitest";
+import { e2eOrder, forOrder } from "../support/e2e";
+import { e2eTest } from "../support/fixtures";
 import { waitUntilPast } from "../support/wait";
 
-let e2e: E2E;
-let statuses: QueueLog;
-let alerts: QueueLog;
-beforeAll(async () => {
-  e2e = await startE2E();
-  statuses = queueLog(e2e, "status-demo");
-  alerts = queueLog(e2e, "alerts");
-});
-afterAll(() => e2e?.stop());
+const it = e2eTest();
 
-it("a hung service times the step out; the Supervisor's retry finishes the order on attempt 2", async () => {
+it("a hung service times the step out; the Supervisor's retry finishes the order on attempt 2", async ({
+  e2e,
+  alerts,
+  statuses,
+}) => {
   const order = e2eOrder("SILENT");
   const id = order.orderId;
   const hang = await e2e.faults.add({ service: "payment", operation: "charge", orderId: id, kind: "hang" });

@@ -2,18 +2,13 @@
  * Failure catalogue: the app process is killed (SIGKILL) while steps are in flight, then started again on the same
  * data directory. The app runs in a child process; the emulators stay in this one, so they outlive the kill.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect } from "vitest";
 import type { StateRecord } from "../../src/domain";
 import { e2eOrder } from "../support/e2e";
-import { startChildStack, submitTo, type ChildStack } from "../support/e2eChild";
+import { submitTo, type ChildStack } from "../support/e2eChild";
+import { childStackTest as it } from "../support/fixtures";
 
-let stack: ChildStack;
-beforeAll(async () => {
-  stack = await startChildStack();
-});
-afterAll(() => stack?.stop());
-
-async function faultHits(orderId: string): Promise<number> {
+async function faultHits(stack: ChildStack, orderId: string): Promise<number> {
   const faults = await stack.faults.list();
   return faults.filter((f) => f.orderId === orderId).reduce((sum, f) => sum + f.hits, 0);
 }
@@ -24,7 +19,9 @@ const poll = <T>(read: () => Promise<T>, what: string, timeoutMs = 15_000) =>
 
 const stepStatuses = (record: StateRecord | null) => record?.steps.map((s) => s.status);
 
-it("resumes after a SIGKILL mid-step: every order Processed, each effect applied once, nothing lost", async () => {
+it("resumes after a SIGKILL mid-step: every order Processed, each effect applied once, nothing lost", async ({
+  stack,
+}) => {
   const first = await stack.startApp();
   // hung: its shipping booking never answers. held: its charge answers only after 1.5 s, which is past the
   // agent's 1 s per call, and lands even when the caller is gone by then. Either keeps its step in flight until
@@ -44,10 +41,10 @@ it("resumes after a SIGKILL mid-step: every order Processed, each effect applied
   });
 
   expect((await submitTo(first, hung)).status).toBe(202);
-  await poll(() => faultHits(hung.orderId), "hung's booking reached the simulator").toBeGreaterThan(0);
+  await poll(() => faultHits(stack, hung.orderId), "hung's booking reached the simulator").toBeGreaterThan(0);
   expect((await submitTo(first, held)).status).toBe(202);
   expect((await submitTo(first, busy)).status).toBe(202);
-  await poll(() => faultHits(held.orderId), "held's charge reached the simulator").toBeGreaterThan(0);
+  await poll(() => faultHits(stack, held.orderId), "held's charge reached the simulator").toBeGreaterThan(0);
   await poll(() => stack.state(busy.orderId), "busy was accepted").not.toBeNull();
 
   await first.kill();

@@ -5,29 +5,18 @@
  * attempt asks again with the same idempotency key and gets the stored response, so the late effect is adopted,
  * never repeated.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
-import {
-  e2eOrder,
-  queueLog,
-  startE2E,
-  type E2E,
-  type LedgerEntry,
-  type QueueLog,
-  forOrder,
-} from "../support/e2e";
+import { expect } from "vitest";
+import { e2eOrder, type LedgerEntry, forOrder } from "../support/e2e";
+import { e2eTest } from "../support/fixtures";
 import { waitUntilPast } from "../support/wait";
 
-let e2e: E2E;
-let statuses: QueueLog;
-let alerts: QueueLog;
-beforeAll(async () => {
-  e2e = await startE2E();
-  statuses = queueLog(e2e, "status-demo");
-  alerts = queueLog(e2e, "alerts");
-});
-afterAll(() => e2e?.stop());
+const it = e2eTest();
 
-it("the timer wins, the late effect lands after the deadline, and the retry adopts it: one charge", async () => {
+it("the timer wins, the late effect lands after the deadline, and the retry adopts it: one charge", async ({
+  e2e,
+  alerts,
+  statuses,
+}) => {
   const order = e2eOrder("SLOW");
   const id = order.orderId;
   const slow = await e2e.faults.add({

@@ -3,28 +3,17 @@
  * works, fewer times than AGENT_MAX_ATTEMPTS (3): the agents' own retries absorb the errors inside the step
  * deadline, so neither the Scheduler nor the Supervisor ever sees a failure.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
-import {
-  E2E_SETTINGS,
-  e2eOrder,
-  queueLog,
-  startE2E,
-  type E2E,
-  type QueueLog,
-  forOrder,
-} from "../support/e2e";
+import { expect } from "vitest";
+import { E2E_SETTINGS, e2eOrder, forOrder } from "../support/e2e";
+import { e2eTest } from "../support/fixtures";
 
-let e2e: E2E;
-let statuses: QueueLog;
-let alerts: QueueLog;
-beforeAll(async () => {
-  e2e = await startE2E();
-  statuses = queueLog(e2e, "status-demo");
-  alerts = queueLog(e2e, "alerts");
-});
-afterAll(() => e2e?.stop());
+const it = e2eTest();
 
-it("two 5xx per service are retried away by the agents: Processed on attempt 1, failureCount 0", async () => {
+it("two 5xx per service are retried away by the agents: Processed on attempt 1, failureCount 0", async ({
+  e2e,
+  alerts,
+  statuses,
+}) => {
   const order = e2eOrder("BLIP");
   const id = order.orderId;
   const failuresPerCall = Number(E2E_SETTINGS.AGENT_MAX_ATTEMPTS) - 1;

@@ -3,28 +3,17 @@
  * its own data directory and HTTP port, and both run the Supervisor every second. Only the holder of the
  * `supervisor` lease acts on an expired attempt.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect } from "vitest";
 import { e2eOrder } from "../support/e2e";
-import {
-  orderAppVariant,
-  startChildStack,
-  submitTo,
-  type AppProcess,
-  type ChildStack,
-} from "../support/e2eChild";
-
-let stack: ChildStack;
-beforeAll(async () => {
-  stack = await startChildStack();
-});
-afterAll(() => stack?.stop());
+import { orderAppVariant, submitTo, type AppProcess, type ChildStack } from "../support/e2eChild";
+import { childStackTest as it } from "../support/fixtures";
 
 interface LeaseDocument {
   holder: string;
   expiresAt: string;
 }
 
-const leaseHolder = async (): Promise<string | undefined> =>
+const leaseHolder = async (stack: ChildStack): Promise<string | undefined> =>
   (await stack.containers.leases.item("supervisor", "supervisor").read<LeaseDocument>()).resource?.holder;
 
 /** What a process's Supervisor reported: its sweeps (as leader) and the records they acted on. */
@@ -33,13 +22,19 @@ function sweeps(app: AppProcess): { sweeps: number; acted: number } {
   return { sweeps: lines.length, acted: lines.reduce((sum, m) => sum + Number(m[1]), 0) };
 }
 
-it("lets only the lease holder expire an attempt; the order still finishes with each effect once", async () => {
+it("lets only the lease holder expire an attempt; the order still finishes with each effect once", async ({
+  stack,
+}) => {
   // Instance A runs the whole app. Instance B runs what needs no task hub of its own: the Supervisor and the
   // agents (test/support/apps/order-app-worker explains why).
   const a = await stack.startApp({ settings: { WEBSITE_INSTANCE_ID: "instance-A" } });
   const holderA = `instance-A:${a.pid}`;
   await expect
-    .poll(leaseHolder, { timeout: 20_000, interval: 100, message: "A holds the supervisor lease" })
+    .poll(() => leaseHolder(stack), {
+      timeout: 20_000,
+      interval: 100,
+      message: "A holds the supervisor lease",
+    })
     .toBe(holderA);
   const b = await stack.startApp({
     appEntry: orderAppVariant("order-app-worker"),
@@ -73,7 +68,7 @@ it("lets only the lease holder expire an attempt; the order still finishes with 
 
   // The lease names one holder, A; B deferred to it on every tick and never swept; A's sweeps acted exactly
   // once per expiry.
-  expect(await leaseHolder()).toBe(holderA);
+  expect(await leaseHolder(stack)).toBe(holderA);
   const notLeader = b
     .output()
     .split("\n")

@@ -71,10 +71,15 @@ export interface E2E extends RecordWaits {
   stop(): Promise<void>;
 }
 
+export interface E2EOptions {
+  /** The principal of requests that send none (default E2E_OPERATOR); null: requests act as nobody. */
+  signedInAs?: ClientPrincipal | null;
+}
+
+/** Starts the stack and the app on it, with `settings` on top of E2E_SETTINGS and the shipped ones. */
 export async function startE2E(
   settings: Record<string, string> = {},
-  /** The principal of requests that send none (default E2E_OPERATOR); null: requests act as nobody. */
-  options: { signedInAs?: ClientPrincipal | null } = {},
+  options: E2EOptions = {},
 ): Promise<E2E> {
   const stack = await startLocalStack();
   const { emulators } = stack;
