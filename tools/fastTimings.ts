@@ -1,7 +1,7 @@
 /**
  * Timings under which recovery takes seconds, not minutes: a step times out after 3 s, the starter and the
- * Supervisor look every second. The app's e2e tests, the soak and the recovery benchmark all run under them, on
- * top of the shipped settings.
+ * Supervisor look every second. The app's e2e tests and the recovery benchmark run under them, on top of the
+ * shipped settings; the soak too, with a longer back-off (SOAK_TIMINGS).
  */
 export const FAST_TIMINGS: Record<string, string> = {
   STARTER_SCHEDULE: "*/1 * * * * *",
