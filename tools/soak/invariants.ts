@@ -254,7 +254,8 @@ export function checkInvariants(evidence: RunEvidence): InvariantReport {
     for (const r of needsAlert) {
       const sent = evidence.alerts.filter((a) => a.orderId === r.orderId && a.kind === r.processState).length;
       if (sent === 0) fail(`${r.orderId} is ${r.processState} but no ${r.processState} alert names it`);
-      else if (sent > 1) fail(`${r.orderId} is ${r.processState} and ${sent} ${r.processState} alerts name it`);
+      else if (sent > 1)
+        fail(`${r.orderId} is ${r.processState} and ${sent} ${r.processState} alerts name it`);
     }
   });
 
