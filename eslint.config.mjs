@@ -42,6 +42,11 @@ export default tseslint.config(
     ignores: ["src/domain/**"],
     rules: { "no-restricted-syntax": "off" },
   },
+  {
+    // Vitest reads a fixture's dependencies from its first parameter's pattern: one with none is `({}, use) => ...`.
+    files: ["test/**/*.ts", "packages/*/test/**/*.ts"],
+    rules: { "no-empty-pattern": ["error", { allowObjectPatternsAsParameters: true }] },
+  },
   // The three rooms (docs/architecture.md, "Layout: three rooms"): what each may import.
   {
     files: ["packages/devhost/**/*.{ts,js,mjs,cjs}"],

@@ -8,25 +8,14 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { AppProcess } from "../tools/appProcess";
+import { FAST_TIMINGS } from "../tools/fastTimings";
 import { scheduleIntervalSeconds } from "../tools/soak/invariants";
 import { StateReader } from "../tools/soak/observe";
 import { startLocalStack } from "../tools/localStack";
 import { submitUntilAccepted } from "../tools/soak/submitter";
 import { sampleOrder } from "../tools/sampleOrders";
+import { simulatorFaults } from "../tools/simulator";
 import { DIST_APP } from "./endToEnd";
-
-/** The e2e tests' fast timings: a step times out after 3 s, the starter and the Supervisor look every second. */
-export const RECOVERY_SETTINGS: Record<string, string> = {
-  STARTER_SCHEDULE: "*/1 * * * * *",
-  SUPERVISOR_SCHEDULE: "*/1 * * * * *",
-  STEP_TIMEOUT_SECONDS: "3",
-  CLAIM_TIMEOUT_SECONDS: "5",
-  AGENT_ATTEMPT_TIMEOUT_SECONDS: "1",
-  AGENT_MAX_ATTEMPTS: "3",
-  SUPERVISOR_MAX_FAILURES: "2",
-  SUPERVISOR_BACKOFF_SECONDS: "1",
-  SUPERVISOR_LEASE_SECONDS: "5",
-};
 
 export interface RecoveryFigures {
   samples: number;
@@ -53,14 +42,15 @@ export async function benchRecovery({ samples }: { samples: number }): Promise<R
   const stack = await startLocalStack();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-recovery-"));
   const reader = new StateReader(stack.cosmos);
-  const app = new AppProcess({ ...DIST_APP, dataDir, settings: stack.appSettings(RECOVERY_SETTINGS) });
+  const faults = simulatorFaults(stack.simulator.url);
+  const app = new AppProcess({ ...DIST_APP, dataDir, settings: stack.appSettings(FAST_TIMINGS) });
   try {
     await app.start();
     const target = { url: () => (app.running ? app.url : undefined) };
     const recoveries: number[] = [];
     for (let i = 0; i <= samples; i++) {
       const order = sampleOrder(i + 1, { prefix: "RECOVERY" });
-      const fault = stack.simulator.injectFault({
+      const fault = await faults.add({
         service: "payment",
         operation: "charge",
         orderId: order.orderId,
@@ -84,7 +74,7 @@ export async function benchRecovery({ samples }: { samples: number }): Promise<R
         } else await sleep(50);
       }
       await sleep(Math.max(0, completeBy - Date.now() + 20));
-      await fetch(`${stack.simulator.url}/_faults/${encodeURIComponent(fault.id)}`, { method: "DELETE" });
+      await faults.remove(fault.id);
       for (;;) {
         const state = (await reader.states()).get(order.orderId);
         if (state === "Processed") break;
@@ -96,7 +86,7 @@ export async function benchRecovery({ samples }: { samples: number }): Promise<R
       if (i > 0) recoveries.push(Date.parse(record.updatedAt) - dispatchedAt);
     }
     recoveries.sort((a, b) => a - b);
-    const boundMs = recoveryBoundMs(RECOVERY_SETTINGS);
+    const boundMs = recoveryBoundMs(FAST_TIMINGS);
     const max = recoveries[recoveries.length - 1]!;
     return {
       samples,

@@ -100,7 +100,7 @@ var useScheduler = durableBackend == 'DurableTaskScheduler'
 var functionAppName = 'func-${resourceToken}'
 var developers principal[] = empty(principalId) ? [] : [{ id: principalId, type: principalType }]
 
-// Tuning defaults (DESIGN §6). Strings, because app settings are strings; the app validates them
+// Tuning defaults (docs/configuration.md). Strings, because app settings are strings; the app validates them
 // at start-up. Override any of them with appSettingOverrides instead of editing this file.
 var tuningDefaults = {
   STARTER_SCHEDULE: '*/5 * * * * *'
@@ -195,7 +195,7 @@ module serviceBus 'modules/servicebus.bicep' = {
     statusQueuePrefix: statusQueuePrefix
     statusQueueNames: statusQueues
     appPrincipal: app
-    // The queues with a Service Bus trigger (DESIGN §2).
+    // The queues with a Service Bus trigger (docs/contract.md, Functions).
     receiveQueueNames: ['orders', 'inventory-requests', 'payment-requests', 'shipping-requests', 'agent-replies']
     developerPrincipals: developers
     developersRunApp: developerRunsApp

@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import { compiledDevhostCli } from "./appProcess";
 import { DEMO_MIX } from "./soak/faultPlan";
 import { progressBar } from "./soak/progress";
-import { FAST_TIMINGS, formatSoakSummary, runSoak, type SoakResult } from "./soak/soak";
+import { SOAK_TIMINGS, formatSoakSummary, runSoak, type SoakResult } from "./soak/soak";
 
 const USAGE = `Usage: npm run demo -- [--orders N] [--seed N] [--kills N] [--keep]
 
@@ -96,7 +96,7 @@ async function main(argv: string[]): Promise<number> {
       mix: DEMO_MIX,
       prefix: `DEMO-${seed}`,
       kills,
-      settings: FAST_TIMINGS,
+      settings: SOAK_TIMINGS,
       cli: compiledDevhostCli(),
       appEntry: path.join(__dirname, "..", "src", "index.js"),
       dataDir,

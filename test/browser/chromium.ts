@@ -20,3 +20,13 @@ export function launchChromium(): Promise<Browser> {
   if (!chromiumPath) throw new Error(NO_CHROMIUM);
   return chromium.launch({ executablePath: chromiumPath, headless: true });
 }
+
+/**
+ * A Vitest fixture, file-scoped where it is used (`browser: [chromiumFixture, { scope: "file" }]`): Chromium,
+ * launched when a test first needs it, closed once the tests that share it are done.
+ */
+export async function chromiumFixture({}: object, use: (browser: Browser) => Promise<void>): Promise<void> {
+  const browser = await launchChromium();
+  await use(browser);
+  await browser.close();
+}

@@ -1,77 +1,69 @@
 /**
- * The operator dashboard in headless Chromium against the whole app on the devhost (issue 8): one test per
- * scenario, in one browser page, as an operator would use it. The agent makes one call per step here
- * (AGENT_MAX_ATTEMPTS=1), so that a fault on one call fails the step and the Supervisor's recovery shows, and the
- * circuit breaker (5 consecutive failures) never opens during the Error scenario.
+ * The operator dashboard in headless Chromium against the whole app on the devhost: one test per scenario, in
+ * one browser page, as an operator would use it. The agent makes one call per step here
+ * (AGENT_MAX_ATTEMPTS=1), so that a fault on one call fails the step and the Supervisor's recovery shows, and
+ * the circuit breaker (5 consecutive failures) never opens during the Error scenario.
  */
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { PROCESS_STATES, type ProcessState, type StateRecord } from "../../src/domain";
-import { E2E_OPERATOR, e2eOrder, startE2E, type E2E } from "../support/e2e";
-import { NO_CHROMIUM, chromiumPath, launchChromium } from "./chromium";
+import { E2E_OPERATOR, e2eOrder, type E2E } from "../support/e2e";
+import { e2eTest } from "../support/fixtures";
+import { NO_CHROMIUM, chromiumFixture, chromiumPath } from "./chromium";
 
-let e2e: E2E;
-let browser: Browser;
-let page: Page;
-const pageErrors: string[] = [];
-
-const row = (orderId: string) => page.locator(`#orders-body tr[data-order-id="${orderId}"]`);
-const rowState = async (orderId: string) =>
-  (await row(orderId).count()) ? row(orderId).getAttribute("data-state") : null;
-const cell = (orderId: string, name: string) => row(orderId).locator(`td.${name}`).textContent();
-const pageCounts = async (): Promise<Record<string, number>> =>
-  Object.fromEntries(
-    await Promise.all(
-      PROCESS_STATES.map(async (s) => [s, Number(await page.locator(`#count-${s}`).textContent())] as const),
-    ),
-  );
-const openOrder = async (orderId: string) => {
-  await row(orderId).getByRole("button", { name: orderId }).click();
-  await expect.poll(() => page.locator("#detail-id").textContent()).toBe(orderId);
-  await page.locator("#audit-trail").waitFor();
-};
-const auditEvents = () =>
-  page.locator("#audit-trail tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-event")));
-
-/** Arms a fault on the simulator directly (not through the page), returning its id. */
-async function armFault(spec: Record<string, unknown>): Promise<string> {
-  const res = await fetch(`${e2e.emulators.simulatorUrl}/_faults`, {
-    method: "POST",
-    body: JSON.stringify(spec),
-  });
-  expect(res.status).toBe(201);
-  return ((await res.json()) as { id: string }).id;
-}
-
-async function disarmFault(id: string): Promise<void> {
-  const res = await fetch(`${e2e.emulators.simulatorUrl}/_faults/${id}`, { method: "DELETE" });
-  expect(res.status).toBe(204);
-}
-
-async function waitForAll(orderIds: string[], states: ProcessState[]): Promise<StateRecord[]> {
-  return Promise.all(orderIds.map((id) => e2e.waitForState(id, states, 40_000)));
-}
-
-describe.skipIf(!chromiumPath)(
-  `operator dashboard in headless Chromium${chromiumPath ? "" : ` (${NO_CHROMIUM})`}`,
-  () => {
-    beforeAll(async () => {
-      e2e = await startE2E({ AGENT_MAX_ATTEMPTS: "1", DASHBOARD_SIMULATOR_URL: "http://127.0.0.1:7081" });
-      browser = await launchChromium();
-      page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+const it = e2eTest({ AGENT_MAX_ATTEMPTS: "1", DASHBOARD_SIMULATOR_URL: "http://127.0.0.1:7081" }).extend<{
+  $file: { browser: Browser; page: Page; pageErrors: string[] };
+}>({
+  browser: [chromiumFixture, { scope: "file" }],
+  /** What went wrong in the page's own code, across the file. */
+  pageErrors: [async ({}, use) => use([]), { scope: "file" }],
+  /** The one page every test uses, as an operator keeps the dashboard open. */
+  page: [
+    async ({ browser, pageErrors }, use) => {
+      const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
       page.on("pageerror", (error) => pageErrors.push(String(error)));
       // Errors of the page's own code; answers such as a 404 or a refused retry are the page's business to show.
       page.on("console", (message) => {
         if (message.type() === "error" && !message.text().startsWith("Failed to load resource"))
           pageErrors.push(message.text());
       });
-    });
-    afterAll(async () => {
-      await browser?.close();
-      await e2e?.stop();
-    });
+      await use(page);
+    },
+    { scope: "file" },
+  ],
+});
 
-    it("loads from / on the devhost, live, with the playground pointed at the simulator", async () => {
+const row = (page: Page, orderId: string) => page.locator(`#orders-body tr[data-order-id="${orderId}"]`);
+const rowState = async (page: Page, orderId: string) =>
+  (await row(page, orderId).count()) ? row(page, orderId).getAttribute("data-state") : null;
+const cell = (page: Page, orderId: string, name: string) =>
+  row(page, orderId).locator(`td.${name}`).textContent();
+const pageCounts = async (page: Page): Promise<Record<string, number>> =>
+  Object.fromEntries(
+    await Promise.all(
+      PROCESS_STATES.map(async (s) => [s, Number(await page.locator(`#count-${s}`).textContent())] as const),
+    ),
+  );
+const openOrder = async (page: Page, orderId: string) => {
+  await row(page, orderId).getByRole("button", { name: orderId }).click();
+  await expect.poll(() => page.locator("#detail-id").textContent()).toBe(orderId);
+  await page.locator("#audit-trail").waitFor();
+};
+const auditEvents = (page: Page) =>
+  page.locator("#audit-trail tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-event")));
+
+async function waitForAll(e2e: E2E, orderIds: string[], states: ProcessState[]): Promise<StateRecord[]> {
+  return Promise.all(orderIds.map((id) => e2e.waitForState(id, states, 40_000)));
+}
+
+describe.skipIf(!chromiumPath)(
+  `operator dashboard in headless Chromium${chromiumPath ? "" : ` (${NO_CHROMIUM})`}`,
+  () => {
+    it("loads from / on the devhost, live, with the playground pointed at the simulator", async ({
+      e2e,
+      page,
+      pageErrors,
+    }) => {
       const response = await page.goto(`${e2e.host.url}/`);
       expect(response?.status()).toBe(200);
       expect(new URL(page.url()).pathname).toBe("/api/dashboard");
@@ -87,7 +79,7 @@ describe.skipIf(!chromiumPath)(
       expect(pageErrors).toEqual([]);
     });
 
-    it("shows the counts the operator API reports", { timeout: 60_000 }, async () => {
+    it("shows the counts the operator API reports", { timeout: 60_000 }, async ({ e2e, page }) => {
       const orders = [
         e2eOrder("DASH-COUNT"),
         e2eOrder("DASH-COUNT"),
@@ -95,6 +87,7 @@ describe.skipIf(!chromiumPath)(
       ];
       for (const order of orders) expect((await e2e.submit(order)).status).toBe(202);
       await waitForAll(
+        e2e,
         orders.map((o) => o.orderId),
         ["Processed", "Compensated"],
       );
@@ -107,7 +100,7 @@ describe.skipIf(!chromiumPath)(
       };
       expect(stats.counts.Processed).toBeGreaterThanOrEqual(2);
       expect(stats.counts.Compensated).toBeGreaterThanOrEqual(1);
-      await expect.poll(pageCounts, { timeout: 10_000 }).toEqual(stats.counts);
+      await expect.poll(() => pageCounts(page), { timeout: 10_000 }).toEqual(stats.counts);
       expect(await page.locator("#in-flight").textContent()).toBe(
         `${stats.inFlight} of ${stats.maxInFlight}`,
       );
@@ -127,7 +120,7 @@ describe.skipIf(!chromiumPath)(
     it(
       "submits a sample order that reaches Processed and is shown so, with its steps, messages and orchestration",
       { timeout: 60_000 },
-      async () => {
+      async ({ e2e, page }) => {
         await page.getByRole("spinbutton", { name: "Orders" }).fill("1");
         await page.getByRole("button", { name: "Submit sample orders" }).click();
         await expect
@@ -136,11 +129,11 @@ describe.skipIf(!chromiumPath)(
         const orderId = (await page.locator("#sample-ids button").textContent())!;
         expect(orderId).toMatch(/^WEB-/);
 
-        await expect.poll(() => rowState(orderId), { timeout: 30_000 }).toBe("Processed");
+        await expect.poll(() => rowState(page, orderId), { timeout: 30_000 }).toBe("Processed");
         expect((await e2e.state(orderId))?.processState).toBe("Processed");
-        expect(await cell(orderId, "state")).toBe("Processed");
+        expect(await cell(page, orderId, "state")).toBe("Processed");
 
-        await openOrder(orderId);
+        await openOrder(page, orderId);
         expect(await page.locator("#detail-state").textContent()).toBe("Processed");
         const steps = page.locator("ol.steps > li");
         expect(await steps.count()).toBe(3);
@@ -189,75 +182,88 @@ describe.skipIf(!chromiumPath)(
       },
     );
 
-    it("arms a fault from the page and shows the Supervisor's recovery", { timeout: 60_000 }, async () => {
-      const order = e2eOrder("DASH-FAULT");
-      await page.getByLabel("Service").selectOption("payment");
-      await page.getByLabel("Operation").selectOption("charge");
-      await page.getByLabel("Kind").selectOption("transient");
-      await page.getByLabel("Next calls").fill("1");
-      await page.getByLabel("Order id").fill(order.orderId);
-      await page.getByRole("button", { name: "Arm fault" }).click();
-      await expect
-        .poll(() => page.locator("#fault-result").textContent())
-        .toMatch(
-          new RegExp(`^Armed F-\\d+: transient on payment/charge for ${order.orderId}, next 1 call\\.$`),
+    it(
+      "arms a fault from the page and shows the Supervisor's recovery",
+      { timeout: 60_000 },
+      async ({ e2e, page }) => {
+        const order = e2eOrder("DASH-FAULT");
+        await page.getByLabel("Service").selectOption("payment");
+        await page.getByLabel("Operation").selectOption("charge");
+        await page.getByLabel("Kind").selectOption("transient");
+        await page.getByLabel("Next calls").fill("1");
+        await page.getByLabel("Order id").fill(order.orderId);
+        await page.getByRole("button", { name: "Arm fault" }).click();
+        await expect
+          .poll(() => page.locator("#fault-result").textContent())
+          .toMatch(
+            new RegExp(`^Armed F-\\d+: transient on payment/charge for ${order.orderId}, next 1 call\\.$`),
+          );
+        await expect.poll(() => page.locator("#faults tbody tr").count()).toBe(1);
+
+        expect((await e2e.submit(order)).status).toBe(202);
+        await expect.poll(() => rowState(page, order.orderId), { timeout: 40_000 }).toBe("Processed");
+        // Recovered by a second attempt after one failure, as the table and the audit trail show.
+        expect(await cell(page, order.orderId, "attempt")).toBe("2");
+        expect(await cell(page, order.orderId, "failures")).toBe("1");
+        await openOrder(page, order.orderId);
+        await expect.poll(() => auditEvents(page)).toContain("processed");
+        const events = await auditEvents(page);
+        expect(events).toEqual(expect.arrayContaining(["stepFailedTransient", "expired", "processed"]));
+        expect(events.indexOf("expired")).toBeLessThan(events.lastIndexOf("claimed"));
+        expect(await page.locator('#audit-trail tr[data-event="expired"] td').nth(2).textContent()).toBe(
+          "supervisor",
         );
-      await expect.poll(() => page.locator("#faults tbody tr").count()).toBe(1);
+        const payment = page.locator('ol.steps > li[data-step="chargePayment"] ul.events li');
+        expect(await payment.locator(".what").allTextContents()).toEqual(["dispatched", "succeeded"]);
+        expect(await payment.first().textContent()).toContain("attempt 2");
+        await expect.poll(() => page.locator("#faults tbody tr td.hits").textContent()).toBe("1");
+        expect(await page.locator("#faults tbody tr td.remaining").textContent()).toBe("0");
 
-      expect((await e2e.submit(order)).status).toBe(202);
-      await expect.poll(() => rowState(order.orderId), { timeout: 40_000 }).toBe("Processed");
-      // Recovered by a second attempt after one failure, as the table and the audit trail show.
-      expect(await cell(order.orderId, "attempt")).toBe("2");
-      expect(await cell(order.orderId, "failures")).toBe("1");
-      await openOrder(order.orderId);
-      await expect.poll(auditEvents).toContain("processed");
-      const events = await auditEvents();
-      expect(events).toEqual(expect.arrayContaining(["stepFailedTransient", "expired", "processed"]));
-      expect(events.indexOf("expired")).toBeLessThan(events.lastIndexOf("claimed"));
-      expect(await page.locator('#audit-trail tr[data-event="expired"] td').nth(2).textContent()).toBe(
-        "supervisor",
-      );
-      const payment = page.locator('ol.steps > li[data-step="chargePayment"] ul.events li');
-      expect(await payment.locator(".what").allTextContents()).toEqual(["dispatched", "succeeded"]);
-      expect(await payment.first().textContent()).toContain("attempt 2");
-      await expect.poll(() => page.locator("#faults tbody tr td.hits").textContent()).toBe("1");
-      expect(await page.locator("#faults tbody tr td.remaining").textContent()).toBe("0");
+        await page.getByRole("button", { name: "Clear all faults" }).click();
+        await expect.poll(() => page.locator("#faults").textContent()).toContain("No faults armed");
+      },
+    );
 
-      await page.getByRole("button", { name: "Clear all faults" }).click();
-      await expect.poll(() => page.locator("#faults").textContent()).toContain("No faults armed");
-    });
+    it(
+      "retries an Error order from the page once its cause is gone",
+      { timeout: 90_000 },
+      async ({ e2e, page, pageErrors }) => {
+        const order = e2eOrder("DASH-ERROR");
+        // Armed on the simulator directly, not through the page.
+        const fault = await e2e.faults.add({
+          service: "inventory",
+          orderId: order.orderId,
+          kind: "transient",
+        });
+        expect((await e2e.submit(order)).status).toBe(202);
+        await e2e.waitForState(order.orderId, ["Error"], 40_000);
+        await e2e.faults.remove(fault.id);
 
-    it("retries an Error order from the page once its cause is gone", { timeout: 90_000 }, async () => {
-      const order = e2eOrder("DASH-ERROR");
-      const fault = await armFault({ service: "inventory", orderId: order.orderId, kind: "transient" });
-      expect((await e2e.submit(order)).status).toBe(202);
-      await e2e.waitForState(order.orderId, ["Error"], 40_000);
-      await disarmFault(fault);
+        await expect.poll(() => rowState(page, order.orderId), { timeout: 10_000 }).toBe("Error");
+        expect(await cell(page, order.orderId, "error")).toContain("RetriesExhausted");
+        await openOrder(page, order.orderId);
+        expect(await page.locator("#retry").isEnabled()).toBe(true);
+        expect(await page.locator("#cancel").isEnabled()).toBe(true);
+        expect(await page.locator("#status-messages td.status").last().textContent()).toBe("failed");
 
-      await expect.poll(() => rowState(order.orderId), { timeout: 10_000 }).toBe("Error");
-      expect(await cell(order.orderId, "error")).toContain("RetriesExhausted");
-      await openOrder(order.orderId);
-      expect(await page.locator("#retry").isEnabled()).toBe(true);
-      expect(await page.locator("#cancel").isEnabled()).toBe(true);
-      expect(await page.locator("#status-messages td.status").last().textContent()).toBe("failed");
+        await page.getByRole("button", { name: "Retry" }).click();
+        await expect.poll(() => page.locator("#action-result").textContent()).toMatch(/^Retry: 202 Accepted/);
+        await expect.poll(() => rowState(page, order.orderId), { timeout: 30_000 }).toBe("Processed");
+        expect((await e2e.state(order.orderId))?.processState).toBe("Processed");
+        await expect.poll(() => auditEvents(page)).toContain("processed");
+        expect(
+          await page.locator('#audit-trail tr[data-event="operatorRetry"] td').nth(2).textContent(),
+        ).toBe(`operator:${E2E_OPERATOR.name} (${E2E_OPERATOR.id})`);
+        expect(await page.locator("#retry").isDisabled()).toBe(true);
 
-      await page.getByRole("button", { name: "Retry" }).click();
-      await expect.poll(() => page.locator("#action-result").textContent()).toMatch(/^Retry: 202 Accepted/);
-      await expect.poll(() => rowState(order.orderId), { timeout: 30_000 }).toBe("Processed");
-      expect((await e2e.state(order.orderId))?.processState).toBe("Processed");
-      await expect.poll(auditEvents).toContain("processed");
-      expect(await page.locator('#audit-trail tr[data-event="operatorRetry"] td').nth(2).textContent()).toBe(
-        `operator:${E2E_OPERATOR.name} (${E2E_OPERATOR.id})`,
-      );
-      expect(await page.locator("#retry").isDisabled()).toBe(true);
-
-      // A retry the API refuses is shown with its answer.
-      await page.evaluate('document.getElementById("retry").disabled = false');
-      await page.getByRole("button", { name: "Retry" }).click();
-      await expect
-        .poll(() => page.locator("#action-result").textContent())
-        .toContain("Retry refused: HTTP 409, only Error or CompensationFailed orders can be retried");
-      expect(pageErrors).toEqual([]);
-    });
+        // A retry the API refuses is shown with its answer.
+        await page.evaluate('document.getElementById("retry").disabled = false');
+        await page.getByRole("button", { name: "Retry" }).click();
+        await expect
+          .poll(() => page.locator("#action-result").textContent())
+          .toContain("Retry refused: HTTP 409, only Error or CompensationFailed orders can be retried");
+        expect(pageErrors).toEqual([]);
+      },
+    );
   },
 );

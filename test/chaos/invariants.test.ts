@@ -12,7 +12,7 @@ import {
   scheduleIntervalSeconds,
   type RunEvidence,
 } from "../../tools/soak/invariants";
-import { FAST_TIMINGS } from "../../tools/soak/soak";
+import { SOAK_TIMINGS } from "../../tools/soak/soak";
 import { sampleOrder } from "../../tools/sampleOrders";
 import { seededRandom } from "../../tools/seededRandom";
 import type { LedgerEntry } from "../../tools/simulator";
@@ -110,7 +110,7 @@ function healthy(): RunEvidence {
       },
     ],
     kills: [],
-    bound: deriveBound(FAST_TIMINGS),
+    bound: deriveBound(SOAK_TIMINGS),
     stock: stockAfter([processed, failed]),
     defaultStock: 1000,
   };
@@ -235,6 +235,6 @@ describe("soak invariants", () => {
     expect(scheduleIntervalSeconds("0 */2 * * * *")).toBe(120);
     expect(() => scheduleIntervalSeconds("0 0 9 * * MON")).toThrow(/cannot derive a fixed interval/);
     // 2 × 3 attempts × (claim 5 + 3 steps × 3 + sweep 1 + back-off 4·2 + starter 1)
-    expect(deriveBound(FAST_TIMINGS).seconds).toBe(144);
+    expect(deriveBound(SOAK_TIMINGS).seconds).toBe(144);
   });
 });

@@ -7,21 +7,25 @@
  * at most once per idempotency key (ledger and stock), compensation complete and in reverse order, an alert for
  * every Error and CompensationFailed, and no accepted submission missing. CHAOS_SEED=<n> replays a plan.
  */
-import { afterAll, expect, it } from "vitest";
+import { expect, test } from "vitest";
 import { CHAOS_MIX } from "../../tools/soak/faultPlan";
-import { FAST_TIMINGS, formatSoakSummary, runSoak } from "../../tools/soak/soak";
+import { SOAK_TIMINGS, formatSoakSummary, runSoak } from "../../tools/soak/soak";
 import { buildChaosApp, type ChaosApp } from "../support/chaos";
 
 const TEST_TIMEOUT_MS = 295_000;
 const SEED = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 1_000_000));
 
-let app: ChaosApp | undefined;
-afterAll(() => app?.cleanup());
+const it = test.extend<{ app: ChaosApp }>({
+  app: async ({}, use) => {
+    const app = buildChaosApp();
+    await use(app);
+    app.cleanup();
+  },
+});
 
 it(
   `300 orders, random faults and SIGKILLs of the app: every invariant holds (seed ${SEED})`,
-  async () => {
-    app = buildChaosApp();
+  async ({ app }) => {
     process.stdout.write(
       `chaos soak: seed ${SEED} (CHAOS_SEED=${SEED} replays the plan); app log ${app.dataDir}/app.log\n`,
     );
@@ -33,7 +37,7 @@ it(
       backgroundTransient: 0.02,
       kills: 4,
       killGapSeconds: [5, 10],
-      settings: FAST_TIMINGS,
+      settings: SOAK_TIMINGS,
       cli: app.cli,
       appEntry: app.appEntry,
       dataDir: app.dataDir,

@@ -4,52 +4,33 @@
  * at completeBy, the Supervisor counts the failure and schedules a retry, and attempt 2 (service healthy again)
  * finishes the order from the step that hung, without repeating the step that had already succeeded.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
-import {
-  addFault,
-  e2eOrder,
-  listFaults,
-  queueLog,
-  removeFault,
-  startE2E,
-  waitForRecord,
-  type E2E,
-  type QueueLog,
-  forOrder,
-} from "../support/e2e";
+import { expect } from "vitest";
+import { e2eOrder, forOrder } from "../support/e2e";
+import { e2eTest } from "../support/fixtures";
+import { waitUntilPast } from "../support/wait";
 
-let e2e: E2E;
-let statuses: QueueLog;
-let alerts: QueueLog;
-beforeAll(async () => {
-  e2e = await startE2E();
-  statuses = queueLog(e2e, "status-demo");
-  alerts = queueLog(e2e, "alerts");
-});
-afterAll(() => e2e?.stop());
+const it = e2eTest();
 
-/** Resolves once the wall clock (the app's clock too: same process) is past `iso`. */
-async function waitUntilPast(iso: string): Promise<void> {
-  const ms = new Date(iso).getTime() - Date.now() + 50;
-  if (ms > 0) await new Promise((r) => setTimeout(r, ms));
-}
-
-it("a hung service times the step out; the Supervisor's retry finishes the order on attempt 2", async () => {
+it("a hung service times the step out; the Supervisor's retry finishes the order on attempt 2", async ({
+  e2e,
+  alerts,
+  statuses,
+}) => {
   const order = e2eOrder("SILENT");
   const id = order.orderId;
-  const hang = await addFault(e2e, { service: "payment", operation: "charge", orderId: id, kind: "hang" });
+  const hang = await e2e.faults.add({ service: "payment", operation: "charge", orderId: id, kind: "hang" });
   expect((await e2e.submit(order)).status).toBe(202);
 
   // Attempt 1 records the charge's dispatch and deadline. The agent starts no call after that deadline, so once
   // it has passed, healing the service cannot help attempt 1: only a retry can finish the order.
-  const dispatched = await waitForRecord(
-    e2e,
+  const dispatched = await e2e.waitForRecord(
     id,
     (r) => r.attempt === 1 && r.steps[1]!.status === "Dispatched",
+    "the charge dispatched on attempt 1",
   );
   await waitUntilPast(dispatched.steps[1]!.completeBy!);
-  const hits = (await listFaults(e2e)).find((f) => f.id === hang.id)!.hits;
-  await removeFault(e2e, hang.id);
+  const hits = (await e2e.faults.list()).find((f) => f.id === hang.id)!.hits;
+  await e2e.faults.remove(hang.id);
   // Each agent call hung until its 1 s attempt timeout, and the agent retried within the 3 s step deadline.
   expect(hits).toBeGreaterThanOrEqual(2);
 

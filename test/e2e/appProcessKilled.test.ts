@@ -2,40 +2,26 @@
  * Failure catalogue: the app process is killed (SIGKILL) while steps are in flight, then started again on the same
  * data directory. The app runs in a child process; the emulators stay in this one, so they outlive the kill.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect } from "vitest";
 import type { StateRecord } from "../../src/domain";
 import { e2eOrder } from "../support/e2e";
-import { startChildStack, submitTo, type ChildStack } from "../support/e2eChild";
+import { submitTo, type ChildStack } from "../support/e2eChild";
+import { childStackTest as it } from "../support/fixtures";
 
-let stack: ChildStack;
-beforeAll(async () => {
-  stack = await startChildStack();
-});
-afterAll(() => stack?.stop());
-
-interface Fault {
-  orderId?: string;
-  kind: string;
-  hits: number;
-}
-
-async function faultHits(orderId: string): Promise<number> {
-  const res = await fetch(`${stack.emulators.simulatorUrl}/_faults`);
-  const { faults } = (await res.json()) as { faults: Fault[] };
+async function faultHits(stack: ChildStack, orderId: string): Promise<number> {
+  const faults = await stack.faults.list();
   return faults.filter((f) => f.orderId === orderId).reduce((sum, f) => sum + f.hits, 0);
 }
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not seen within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Polls every 50 ms for up to `timeoutMs` (15 s unless told), failing with `what` and the last value read. */
+const poll = <T>(read: () => Promise<T>, what: string, timeoutMs = 15_000) =>
+  expect.poll(read, { timeout: timeoutMs, interval: 50, message: what });
 
 const stepStatuses = (record: StateRecord | null) => record?.steps.map((s) => s.status);
 
-it("resumes after a SIGKILL mid-step: every order Processed, each effect applied once, nothing lost", async () => {
+it("resumes after a SIGKILL mid-step: every order Processed, each effect applied once, nothing lost", async ({
+  stack,
+}) => {
   const first = await stack.startApp();
   // hung: its shipping booking never answers. held: its charge answers only after 1.5 s, which is past the
   // agent's 1 s per call, and lands even when the caller is gone by then. Either keeps its step in flight until
@@ -45,8 +31,8 @@ it("resumes after a SIGKILL mid-step: every order Processed, each effect applied
   const held = e2eOrder("KILL-HELD");
   const busy = e2eOrder("KILL-BUSY");
   const late = e2eOrder("KILL-LATE");
-  await stack.injectFault({ service: "shipping", operation: "book", orderId: hung.orderId, kind: "hang" });
-  await stack.injectFault({
+  await stack.faults.add({ service: "shipping", operation: "book", orderId: hung.orderId, kind: "hang" });
+  await stack.faults.add({
     service: "payment",
     operation: "charge",
     orderId: held.orderId,
@@ -55,14 +41,14 @@ it("resumes after a SIGKILL mid-step: every order Processed, each effect applied
   });
 
   expect((await submitTo(first, hung)).status).toBe(202);
-  await until("hung's booking reached the simulator", async () => (await faultHits(hung.orderId)) > 0);
+  await poll(() => faultHits(stack, hung.orderId), "hung's booking reached the simulator").toBeGreaterThan(0);
   expect((await submitTo(first, held)).status).toBe(202);
   expect((await submitTo(first, busy)).status).toBe(202);
-  await until("held's charge reached the simulator", async () => (await faultHits(held.orderId)) > 0);
-  await until("busy was accepted", async () => (await stack.state(busy.orderId)) !== null);
+  await poll(() => faultHits(stack, held.orderId), "held's charge reached the simulator").toBeGreaterThan(0);
+  await poll(() => stack.state(busy.orderId), "busy was accepted").not.toBeNull();
 
   await first.kill();
-  await stack.clearFaults();
+  await stack.faults.clear();
 
   // Nothing writes while no app runs, so the store shows the moment of the kill: both held orders mid-step.
   const heldAtKill = await stack.state(held.orderId);
@@ -73,11 +59,11 @@ it("resumes after a SIGKILL mid-step: every order Processed, each effect applied
   expect(stepStatuses(hungAtKill)).toEqual(["Succeeded", "Succeeded", "Dispatched"]);
 
   // The charge the dead process asked for lands anyway, while no app runs.
-  await until(
-    "held's charge applied",
+  await poll(
     async () => (await stack.ledger(held.orderId)).some((e) => e.operation === "charge" && e.applied),
+    "held's charge applied",
     5_000,
-  );
+  ).toBe(true);
 
   // An order submitted while the app is down waits on the orders queue.
   const sender = stack.bus.createSender("orders");

@@ -4,31 +4,28 @@
  * budget is spent. Either way the order stops in CompensationFailed, which only an operator leaves, and an alert
  * names it; the ledger shows exactly what was undone and what was not.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { e2eOrder, queueLog, startE2E, type E2E, type QueueLog, forOrder } from "../support/e2e";
+import { expect } from "vitest";
+import { e2eOrder, forOrder } from "../support/e2e";
+import { e2eTest } from "../support/fixtures";
 
-let e2e: E2E;
-let statuses: QueueLog;
-let alerts: QueueLog;
-beforeAll(async () => {
-  e2e = await startE2E();
-  statuses = queueLog(e2e, "status-demo");
-  alerts = queueLog(e2e, "alerts");
-});
-afterAll(() => e2e?.stop());
+const it = e2eTest();
 
 type Message = { orderId: string; kind?: string; status?: string; processState: string; reason?: string };
 const label = (e: { service: string; operation: string }) => `${e.service}.${e.operation}`;
 
-it("a refused refund stops compensation in CompensationFailed with an alert; an operator retry finishes it", async () => {
+it("a refused refund stops compensation in CompensationFailed with an alert; an operator retry finishes it", async ({
+  e2e,
+  alerts,
+  statuses,
+}) => {
   const order = e2eOrder("UNDOFAIL");
-  await e2e.injectFault({
+  await e2e.faults.add({
     service: "shipping",
     operation: "book",
     orderId: order.orderId,
     kind: "permanent",
   });
-  await e2e.injectFault({
+  await e2e.faults.add({
     service: "payment",
     operation: "refund",
     orderId: order.orderId,
@@ -64,7 +61,7 @@ it("a refused refund stops compensation in CompensationFailed with an alert; an 
   ]);
 
   // What fixes it: the operator clears the cause and retries; compensation resumes where it stopped.
-  await e2e.clearFaults();
+  await e2e.faults.clear();
   expect((await e2e.operate(order.orderId, "retry")).status).toBe(202);
   const done = await e2e.waitForState(order.orderId, ["Compensated"]);
   expect(done.steps.map((s) => s.undo?.status ?? null)).toEqual(["Succeeded", "Succeeded", null]);
@@ -79,15 +76,19 @@ it("a refused refund stops compensation in CompensationFailed with an alert; an 
   expect((await alerts.all()).filter(forOrder(order.orderId))).toHaveLength(1);
 }, 40_000);
 
-it("a refund failing transiently is retried by the Supervisor, then CompensationFailed with an alert", async () => {
+it("a refund failing transiently is retried by the Supervisor, then CompensationFailed with an alert", async ({
+  e2e,
+  alerts,
+  statuses,
+}) => {
   const order = e2eOrder("UNDOTRANSIENT");
-  await e2e.injectFault({
+  await e2e.faults.add({
     service: "shipping",
     operation: "book",
     orderId: order.orderId,
     kind: "permanent",
   });
-  await e2e.injectFault({
+  await e2e.faults.add({
     service: "payment",
     operation: "refund",
     orderId: order.orderId,
@@ -120,5 +121,5 @@ it("a refund failing transiently is retried by the Supervisor, then Compensation
     ["payment.charge", true],
   ]);
   expect((await alerts.all()).filter(forOrder(order.orderId))).toHaveLength(1);
-  await e2e.clearFaults();
+  await e2e.faults.clear();
 }, 50_000);

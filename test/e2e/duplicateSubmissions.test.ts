@@ -4,32 +4,18 @@
  * different data is a conflict: refused at the front door, dead-lettered with an alert on the queue, and never an
  * overwrite of the stored order.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
-import {
-  e2eOrder,
-  peekAll,
-  queueLog,
-  startE2E,
-  waitForDeadLetter,
-  type E2E,
-  type QueueLog,
-  forOrder,
-  sendToQueue,
-} from "../support/e2e";
+import { expect } from "vitest";
+import { e2eOrder, peekAll, waitForDeadLetter, forOrder, sendToQueue, type E2E } from "../support/e2e";
+import { e2eTest } from "../support/fixtures";
 
-let e2e: E2E;
-let alerts: QueueLog;
-beforeAll(async () => {
-  e2e = await startE2E();
-  alerts = queueLog(e2e, "alerts");
-});
-afterAll(() => e2e?.stop());
+const it = e2eTest();
 
 type Alert = { kind: string; orderId: string | null; reason: string };
-const sendToOrdersQueue = (body: unknown, messageId: string) => sendToQueue(e2e, "orders", body, messageId);
+const sendToOrdersQueue = (e2e: E2E, body: unknown, messageId: string) =>
+  sendToQueue(e2e, "orders", body, messageId);
 
 /** One order processed once: three effects, each applied by one request under its own key. */
-async function expectOneSetOfEffects(orderId: string): Promise<void> {
+async function expectOneSetOfEffects(e2e: E2E, orderId: string): Promise<void> {
   const ledger = await e2e.ledger(orderId);
   expect(ledger.map((e) => e.idempotencyKey)).toEqual([
     `${orderId}:reserveInventory:do`,
@@ -39,15 +25,17 @@ async function expectOneSetOfEffects(orderId: string): Promise<void> {
   expect(ledger.every((e) => e.applied && e.requests === 1)).toBe(true);
 }
 
-async function waitForLog(text: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!e2e.logs.some((r) => r.message.includes(text))) {
-    if (Date.now() > deadline) throw new Error(`no log line containing "${text}" within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+async function waitForLog(e2e: E2E, text: string, timeoutMs = 15_000): Promise<void> {
+  await expect
+    .poll(() => e2e.logs.some((r) => r.message.includes(text)), {
+      timeout: timeoutMs,
+      interval: 100,
+      message: `no log line containing "${text}" within ${timeoutMs} ms`,
+    })
+    .toBe(true);
 }
 
-it("the same order POSTed twice is one order with one set of effects", async () => {
+it("the same order POSTed twice is one order with one set of effects", async ({ e2e, alerts }) => {
   const order = e2eOrder("DUPPOST");
   const [first, second] = await Promise.all([e2e.submit(order), e2e.submit(order)]);
   expect([first.status, second.status]).toEqual([202, 202]);
@@ -57,23 +45,26 @@ it("the same order POSTed twice is one order with one set of effects", async () 
 
   const record = await e2e.waitForState(order.orderId, ["Processed"]);
   expect(record).toMatchObject({ attempt: 1, failureCount: 0 });
-  await expectOneSetOfEffects(order.orderId);
+  await expectOneSetOfEffects(e2e, order.orderId);
   expect((await alerts.all()).filter(forOrder(order.orderId))).toEqual([]);
 }, 30_000);
 
-it("the same order sent twice to the queue under different MessageIds is accepted once", async () => {
+it("the same order sent twice to the queue under different MessageIds is accepted once", async ({
+  e2e,
+  alerts,
+}) => {
   const order = e2eOrder("DUPQUEUE");
   // Different MessageIds get past duplicate detection: both copies reach submitOrder, at the same time.
   await Promise.all([
-    sendToOrdersQueue(order, `${order.orderId}-copy-1`),
-    sendToOrdersQueue(order, `${order.orderId}-copy-2`),
+    sendToOrdersQueue(e2e, order, `${order.orderId}-copy-1`),
+    sendToOrdersQueue(e2e, order, `${order.orderId}-copy-2`),
   ]);
 
   const record = await e2e.waitForState(order.orderId, ["Processed"]);
   expect(record).toMatchObject({ attempt: 1, failureCount: 0 });
-  await waitForLog(`order ${order.orderId} already accepted`);
+  await waitForLog(e2e, `order ${order.orderId} already accepted`);
   expect(e2e.logs.filter((r) => r.message.includes(`order ${order.orderId} accepted`))).toHaveLength(1);
-  await expectOneSetOfEffects(order.orderId);
+  await expectOneSetOfEffects(e2e, order.orderId);
 
   // Neither copy was refused: none is dead-lettered.
   const ours = (m: { messageId: unknown }) => String(m.messageId).startsWith(order.orderId);
@@ -81,7 +72,10 @@ it("the same order sent twice to the queue under different MessageIds is accepte
   expect((await alerts.all()).filter(forOrder(order.orderId))).toEqual([]);
 }, 30_000);
 
-it("the same orderId with different data is refused (409 at the door, dead letter + alert on the queue)", async () => {
+it("the same orderId with different data is refused (409 at the door, dead letter + alert on the queue)", async ({
+  e2e,
+  alerts,
+}) => {
   const order = e2eOrder("CONFLICT");
   expect((await e2e.submit(order)).status).toBe(202);
   const stored = await e2e.waitForState(order.orderId, ["Processed"]);
@@ -96,7 +90,7 @@ it("the same orderId with different data is refused (409 at the door, dead lette
   // Straight to the queue under the MessageId the first version had: the queue has no duplicate detection to drop
   // it unseen, so it reaches the app, which refuses it.
   const messageId = order.orderId;
-  await sendToOrdersQueue(conflicting, messageId);
+  await sendToOrdersQueue(e2e, conflicting, messageId);
   const dead = await waitForDeadLetter(e2e, "orders", messageId);
   expect(dead.deadLetterReason).toBe("MaxDeliveryCountExceeded");
   expect(dead.body).toMatchObject({ orderId: order.orderId, items: conflicting.items });
@@ -121,5 +115,5 @@ it("the same orderId with different data is refused (409 at the door, dead lette
     updatedAt: stored.updatedAt,
   });
   expect(after.order.fingerprint).toBe(stored.fingerprint);
-  await expectOneSetOfEffects(order.orderId);
+  await expectOneSetOfEffects(e2e, order.orderId);
 }, 40_000);

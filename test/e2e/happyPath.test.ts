@@ -1,14 +1,11 @@
 /** Failure catalogue: the happy path. Every step succeeds once, in order; the submitter hears every milestone. */
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { e2eOrder, startE2E, type E2E } from "../support/e2e";
+import { expect } from "vitest";
+import { e2eOrder } from "../support/e2e";
+import { e2eTest } from "../support/fixtures";
 
-let e2e: E2E;
-beforeAll(async () => {
-  e2e = await startE2E();
-});
-afterAll(() => e2e?.stop());
+const it = e2eTest();
 
-it("processes an order to Processed with each side effect applied once, in order", async () => {
+it("processes an order to Processed with each side effect applied once, in order", async ({ e2e }) => {
   const order = e2eOrder("HAPPY");
   const res = await e2e.submit(order);
   expect(res.status).toBe(202);

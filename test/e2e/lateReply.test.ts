@@ -5,40 +5,21 @@
  * attempt asks again with the same idempotency key and gets the stored response, so the late effect is adopted,
  * never repeated.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
-import {
-  addFault,
-  e2eOrder,
-  queueLog,
-  removeFault,
-  startE2E,
-  waitForRecord,
-  type E2E,
-  type LedgerEntry,
-  type QueueLog,
-  forOrder,
-} from "../support/e2e";
+import { expect } from "vitest";
+import { e2eOrder, type LedgerEntry, forOrder } from "../support/e2e";
+import { e2eTest } from "../support/fixtures";
+import { waitUntilPast } from "../support/wait";
 
-let e2e: E2E;
-let statuses: QueueLog;
-let alerts: QueueLog;
-beforeAll(async () => {
-  e2e = await startE2E();
-  statuses = queueLog(e2e, "status-demo");
-  alerts = queueLog(e2e, "alerts");
-});
-afterAll(() => e2e?.stop());
+const it = e2eTest();
 
-/** Resolves once the wall clock (the app's clock too: same process) is past `iso`. */
-async function waitUntilPast(iso: string): Promise<void> {
-  const ms = new Date(iso).getTime() - Date.now() + 50;
-  if (ms > 0) await new Promise((r) => setTimeout(r, ms));
-}
-
-it("the timer wins, the late effect lands after the deadline, and the retry adopts it: one charge", async () => {
+it("the timer wins, the late effect lands after the deadline, and the retry adopts it: one charge", async ({
+  e2e,
+  alerts,
+  statuses,
+}) => {
   const order = e2eOrder("SLOW");
   const id = order.orderId;
-  const slow = await addFault(e2e, {
+  const slow = await e2e.faults.add({
     service: "payment",
     operation: "charge",
     orderId: id,
@@ -47,16 +28,16 @@ it("the timer wins, the late effect lands after the deadline, and the retry adop
   });
   expect((await e2e.submit(order)).status).toBe(202);
 
-  const dispatched = await waitForRecord(
-    e2e,
+  const dispatched = await e2e.waitForRecord(
     id,
     (r) => r.attempt === 1 && r.steps[1]!.status === "Dispatched",
+    "the charge dispatched on attempt 1",
   );
   const deadline = dispatched.steps[1]!.completeBy!;
   // Calls of attempt 1 all started before its deadline (the agent starts none after it) and stay slow; later
   // calls, from the retry, find the service fast again.
   await waitUntilPast(deadline);
-  await removeFault(e2e, slow.id);
+  await e2e.faults.remove(slow.id);
 
   const record = await e2e.waitForState(id, ["Processed"]);
   expect(record).toMatchObject({ attempt: 2, failureCount: 1, lockedBy: null, completeBy: null });

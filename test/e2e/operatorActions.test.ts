@@ -8,34 +8,31 @@
  * below for 10 s after the fault is cleared. A long agent attempt (5 s of a 6 s step) keeps the hung booking in
  * flight, so the cancel finds the order Processing.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { e2eOrder, queueLog, startE2E, type E2E, type QueueLog, forOrder } from "../support/e2e";
+import { expect } from "vitest";
+import { e2eOrder, forOrder, type E2E } from "../support/e2e";
+import { e2eTest } from "../support/fixtures";
 
-let e2e: E2E;
-let statuses: QueueLog;
-let alerts: QueueLog;
-beforeAll(async () => {
-  e2e = await startE2E({
-    AGENT_MAX_ATTEMPTS: "1",
-    AGENT_ATTEMPT_TIMEOUT_SECONDS: "5",
-    STEP_TIMEOUT_SECONDS: "6",
-  });
-  statuses = queueLog(e2e, "status-demo");
-  alerts = queueLog(e2e, "alerts");
+const it = e2eTest({
+  AGENT_MAX_ATTEMPTS: "1",
+  AGENT_ATTEMPT_TIMEOUT_SECONDS: "5",
+  STEP_TIMEOUT_SECONDS: "6",
 });
-afterAll(() => e2e?.stop());
 
 type Message = { orderId: string; kind?: string; status?: string; reason?: string };
 const label = (e: { service: string; operation: string }) => `${e.service}.${e.operation}`;
 
 /** A person signed in with the operator role: the audit trail names her, by sign-in name and object id. */
 const ada = { name: "ada@contoso.com", id: "oid-ada", roles: ["Orders.Operator"] };
-const operator = (orderId: string, action: "retry" | "cancel") =>
+const operator = (e2e: E2E, orderId: string, action: "retry" | "cancel") =>
   e2e.operate(orderId, action, { as: ada, reason: `${action} from the e2e test` });
 
-it("retry sends an Error order back to work once the cause is fixed; retrying a Processed order is 409", async () => {
+it("retry sends an Error order back to work once the cause is fixed; retrying a Processed order is 409", async ({
+  e2e,
+  alerts,
+  statuses,
+}) => {
   const order = e2eOrder("OPRETRY");
-  await e2e.injectFault({
+  await e2e.faults.add({
     service: "inventory",
     operation: "reserve",
     orderId: order.orderId,
@@ -49,8 +46,8 @@ it("retry sends an Error order back to work once the cause is fixed; retrying a 
   expect(alert).toMatchObject({ kind: "Error", orderId: order.orderId });
   expect(await e2e.ledger(order.orderId)).toEqual([]);
 
-  await e2e.clearFaults();
-  const retried = await operator(order.orderId, "retry");
+  await e2e.faults.clear();
+  const retried = await operator(e2e, order.orderId, "retry");
   expect(retried.status).toBe(202);
   expect(await retried.json()).toMatchObject({ orderId: order.orderId, processState: "Pending" });
 
@@ -70,27 +67,30 @@ it("retry sends an Error order back to work once the cause is fixed; retrying a 
   const seen = (await statuses.all()).filter(forOrder(order.orderId)) as Message[];
   expect(seen.map((s) => s.status)).toContain("failed");
 
-  const again = await operator(order.orderId, "retry");
+  const again = await operator(e2e, order.orderId, "retry");
   expect(again.status).toBe(409);
   expect(((await again.json()) as { error: string }).error).toContain("Processed");
   expect((await e2e.state(order.orderId))?.processState).toBe("Processed");
   expect((await alerts.all()).filter(forOrder(order.orderId))).toHaveLength(1);
 }, 40_000);
 
-it("cancel of an order stuck mid-flight undoes its steps newest first; cancelling it again is 409", async () => {
+it("cancel of an order stuck mid-flight undoes its steps newest first; cancelling it again is 409", async ({
+  e2e,
+  alerts,
+  statuses,
+}) => {
   const order = e2eOrder("OPCANCEL");
-  await e2e.injectFault({ service: "shipping", operation: "book", orderId: order.orderId, kind: "hang" });
+  await e2e.faults.add({ service: "shipping", operation: "book", orderId: order.orderId, kind: "hang" });
   expect((await e2e.submit(order)).status).toBe(202);
 
   // Stuck: reserve and charge done, the booking dispatched and hanging.
-  const deadline = Date.now() + 20_000;
-  let stuck = await e2e.state(order.orderId);
-  while (stuck?.processState !== "Processing" || stuck.steps[2]?.status !== "Dispatched") {
-    if (Date.now() > deadline) throw new Error(`order never got stuck on shipping: ${JSON.stringify(stuck)}`);
-    await new Promise((r) => setTimeout(r, 100));
-    stuck = await e2e.state(order.orderId);
-  }
-  const cancelled = await operator(order.orderId, "cancel");
+  await e2e.waitForRecord(
+    order.orderId,
+    (r) => r.processState === "Processing" && r.steps[2]?.status === "Dispatched",
+    "the order stuck on shipping",
+    20_000,
+  );
+  const cancelled = await operator(e2e, order.orderId, "cancel");
   expect(cancelled.status).toBe(202);
   expect(await cancelled.json()).toMatchObject({ processState: "CompensationPending" });
 
@@ -118,16 +118,16 @@ it("cancel of an order stuck mid-flight undoes its steps newest first; cancellin
   expect(ledger.map((e) => e.applied)).toEqual([true, true, false, true, true]);
   await statuses.waitFor((m) => forOrder(order.orderId)(m) && (m as Message).status === "compensated");
 
-  const again = await operator(order.orderId, "cancel");
+  const again = await operator(e2e, order.orderId, "cancel");
   expect(again.status).toBe(409);
   expect(((await again.json()) as { error: string }).error).toContain("Compensated");
   expect((await alerts.all()).filter(forOrder(order.orderId))).toEqual([]);
-  await e2e.clearFaults();
+  await e2e.faults.clear();
 }, 40_000);
 
-it("retry and cancel of an unknown order are 404", async () => {
+it("retry and cancel of an unknown order are 404", async ({ e2e }) => {
   for (const action of ["retry", "cancel"] as const) {
-    const res = await operator("NO-SUCH-ORDER", action);
+    const res = await operator(e2e, "NO-SUCH-ORDER", action);
     expect(res.status, action).toBe(404);
     expect(((await res.json()) as { error: string }).error).toContain("NO-SUCH-ORDER");
   }

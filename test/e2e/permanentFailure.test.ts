@@ -3,26 +3,19 @@
  * permanent 4xx on the last step); the same attempt undoes the steps that succeeded, newest first, and the order
  * ends Compensated. Nobody is alerted: this is a clean, automatic outcome.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { e2eOrder, queueLog, startE2E, type E2E, type QueueLog, forOrder } from "../support/e2e";
+import { expect } from "vitest";
+import { e2eOrder, forOrder, type QueueLog } from "../support/e2e";
+import { e2eTest } from "../support/fixtures";
 
-let e2e: E2E;
-let statuses: QueueLog;
-let alerts: QueueLog;
-beforeAll(async () => {
-  e2e = await startE2E();
-  statuses = queueLog(e2e, "status-demo");
-  alerts = queueLog(e2e, "alerts");
-});
-afterAll(() => e2e?.stop());
+const it = e2eTest();
 
 type Status = { orderId: string; status: string; processState: string; detail: string | null };
-async function statusesOf(orderId: string, last: string): Promise<Status[]> {
+async function statusesOf(statuses: QueueLog, orderId: string, last: string): Promise<Status[]> {
   await statuses.waitFor((m) => forOrder(orderId)(m) && (m as Status).status === last);
   return (await statuses.all()).filter(forOrder(orderId)) as Status[];
 }
 
-it("a declined charge undoes the reservation and ends Compensated", async () => {
+it("a declined charge undoes the reservation and ends Compensated", async ({ e2e, alerts, statuses }) => {
   // 2 × 9000 = 18000 EUR, over the simulator's payment limit of 10000: 402 PaymentDeclined.
   const order = e2eOrder("DECLINED", { items: [{ sku: "SKU-1", quantity: 2, unitPrice: 9000 }] });
   expect((await e2e.submit(order)).status).toBe(202);
@@ -49,7 +42,7 @@ it("a declined charge undoes the reservation and ends Compensated", async () => 
     `${order.orderId}:reserveInventory:undo`,
   ]);
 
-  const seen = await statusesOf(order.orderId, "compensated");
+  const seen = await statusesOf(statuses, order.orderId, "compensated");
   expect(seen.map((s) => s.status)).toEqual([
     "received",
     "processing",
@@ -61,9 +54,13 @@ it("a declined charge undoes the reservation and ends Compensated", async () => 
   expect((await alerts.all()).filter(forOrder(order.orderId))).toEqual([]);
 }, 30_000);
 
-it("a permanent refusal at the last step undoes the charge, then the reservation", async () => {
+it("a permanent refusal at the last step undoes the charge, then the reservation", async ({
+  e2e,
+  alerts,
+  statuses,
+}) => {
   const order = e2eOrder("LASTSTEP");
-  await e2e.injectFault({
+  await e2e.faults.add({
     service: "shipping",
     operation: "book",
     orderId: order.orderId,
@@ -91,7 +88,7 @@ it("a permanent refusal at the last step undoes the charge, then the reservation
   ]);
   expect(ledger.every((e) => e.applied && e.status === 200 && e.requests === 1)).toBe(true);
 
-  const seen = await statusesOf(order.orderId, "compensated");
+  const seen = await statusesOf(statuses, order.orderId, "compensated");
   expect(seen.map((s) => s.status)).toEqual([
     "received",
     "processing",
@@ -101,5 +98,5 @@ it("a permanent refusal at the last step undoes the charge, then the reservation
     "compensated",
   ]);
   expect((await alerts.all()).filter(forOrder(order.orderId))).toEqual([]);
-  await e2e.clearFaults();
+  await e2e.faults.clear();
 }, 30_000);

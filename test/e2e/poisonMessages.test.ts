@@ -4,24 +4,11 @@
  * that names the bad field; through the front door the same bodies get a 400 (or 413) naming it. Nothing is
  * written to the store and no remote service is called.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
-import {
-  e2eOrder,
-  queueLog,
-  sendToQueue,
-  startE2E,
-  waitForDeadLetter,
-  type E2E,
-  type QueueLog,
-} from "../support/e2e";
+import { expect } from "vitest";
+import { e2eOrder, sendToQueue, waitForDeadLetter, type E2E } from "../support/e2e";
+import { e2eTest } from "../support/fixtures";
 
-let e2e: E2E;
-let alerts: QueueLog;
-beforeAll(async () => {
-  e2e = await startE2E();
-  alerts = queueLog(e2e, "alerts");
-});
-afterAll(() => e2e?.stop());
+const it = e2eTest();
 
 type Alert = { kind: string; orderId: string | null; processState: string | null; reason: string };
 
@@ -50,12 +37,15 @@ const cases = [
   },
 ];
 
-const sendRaw = (body: unknown, messageId: string) => sendToQueue(e2e, "orders", body, messageId);
+const sendRaw = (e2e: E2E, body: unknown, messageId: string) => sendToQueue(e2e, "orders", body, messageId);
 
-it("sent straight to the orders queue: dead-lettered, one InvalidOrder alert naming the field", async () => {
+it("sent straight to the orders queue: dead-lettered, one InvalidOrder alert naming the field", async ({
+  e2e,
+  alerts,
+}) => {
   await Promise.all([
-    ...cases.map((c) => sendRaw(c.body, c.orderId)),
-    sendRaw(notJson, "POISON-JSON-message"),
+    ...cases.map((c) => sendRaw(e2e, c.body, c.orderId)),
+    sendRaw(e2e, notJson, "POISON-JSON-message"),
   ]);
 
   for (const c of cases) {
@@ -77,7 +67,7 @@ it("sent straight to the orders queue: dead-lettered, one InvalidOrder alert nam
   expect(new Set(all.map((a) => a.orderId)).size).toBe(4);
 }, 40_000);
 
-it("POSTed to /api/orders: 400 naming the field, 413 when oversize", async () => {
+it("POSTed to /api/orders: 400 naming the field, 413 when oversize", async ({ e2e }) => {
   for (const c of cases) {
     const res = await e2e.submit(c.body);
     expect(res.status, c.name).toBe(400);
@@ -97,7 +87,7 @@ it("POSTed to /api/orders: 400 naming the field, 413 when oversize", async () =>
   expect(((await big.json()) as { error: string }).error).toContain("body: expected at most 65536 bytes");
 });
 
-it("wrote nothing: no order, no state record, no remote call", async () => {
+it("wrote nothing: no order, no state record, no remote call", async ({ e2e }) => {
   for (const orderId of [...cases.map((c) => c.orderId), "POISON-JSON"]) {
     expect((await e2e.api(`/api/orders/${orderId}`)).status, orderId).toBe(404);
   }

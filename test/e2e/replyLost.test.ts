@@ -4,33 +4,16 @@
  * (the agent's own retry, or the next attempt after the Supervisor's retry) gets the stored response back, so the
  * customer is charged once and the order carries the charge id the service actually created.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
-import {
-  addFault,
-  e2eOrder,
-  listFaults,
-  queueLog,
-  startE2E,
-  type E2E,
-  type LedgerEntry,
-  type QueueLog,
-  forOrder,
-} from "../support/e2e";
+import { expect } from "vitest";
+import { e2eOrder, type LedgerEntry, forOrder, type E2E } from "../support/e2e";
+import { e2eTest, type E2EFixtures } from "../support/fixtures";
 
-let e2e: E2E;
-let statuses: QueueLog;
-let alerts: QueueLog;
-beforeAll(async () => {
-  e2e = await startE2E();
-  statuses = queueLog(e2e, "status-demo");
-  alerts = queueLog(e2e, "alerts");
-});
-afterAll(() => e2e?.stop());
+const it = e2eTest();
 
 type Charge = LedgerEntry & { effect: { chargeId: string } };
 
 /** The ledger must show one charge for the order, applied once, whose id is the one the record kept. */
-async function expectOneCharge(orderId: string, chargeIdInRecord: unknown): Promise<Charge> {
+async function expectOneCharge(e2e: E2E, orderId: string, chargeIdInRecord: unknown): Promise<Charge> {
   const ledger = await e2e.ledger(orderId);
   expect(ledger.map((e) => [e.idempotencyKey, e.applied])).toEqual([
     [`${orderId}:reserveInventory:do`, true],
@@ -42,15 +25,22 @@ async function expectOneCharge(orderId: string, chargeIdInRecord: unknown): Prom
   return charge;
 }
 
-async function expectNoAlert(orderId: string): Promise<void> {
+async function expectNoAlert(
+  { statuses, alerts }: Pick<E2EFixtures, "statuses" | "alerts">,
+  orderId: string,
+): Promise<void> {
   await statuses.waitFor((m) => forOrder(orderId)(m) && (m as { status: string }).status === "processed");
   expect((await alerts.all()).filter(forOrder(orderId))).toEqual([]);
 }
 
-it("the agent's retry with the same key gets the stored response: charged once, Processed on attempt 1", async () => {
+it("the agent's retry with the same key gets the stored response: charged once, Processed on attempt 1", async ({
+  e2e,
+  alerts,
+  statuses,
+}) => {
   const order = e2eOrder("LOSTREPLY");
   const id = order.orderId;
-  const drop = await addFault(e2e, {
+  const drop = await e2e.faults.add({
     service: "payment",
     operation: "charge",
     orderId: id,
@@ -62,27 +52,31 @@ it("the agent's retry with the same key gets the stored response: charged once, 
   const record = await e2e.waitForState(id, ["Processed"]);
   expect(record).toMatchObject({ attempt: 1, failureCount: 0, lockedBy: null });
   expect(record.history.map((h) => h.event)).not.toContain("stepFailedTransient");
-  expect((await listFaults(e2e)).find((f) => f.id === drop.id)).toMatchObject({ hits: 1, remaining: 0 });
+  expect((await e2e.faults.list()).find((f) => f.id === drop.id)).toMatchObject({ hits: 1, remaining: 0 });
 
-  const charge = await expectOneCharge(id, (record.steps[1]!.result as { chargeId?: unknown }).chargeId);
+  const charge = await expectOneCharge(e2e, id, (record.steps[1]!.result as { chargeId?: unknown }).chargeId);
   // Two requests reached the charge operation: the one whose reply was lost, and the replay.
   expect(charge.requests).toBe(2);
-  await expectNoAlert(id);
+  await expectNoAlert({ statuses, alerts }, id);
 }, 30_000);
 
-it("when the agent cannot get an answer in time, the next attempt's replay finishes the order: charged once", async () => {
+it("when the agent cannot get an answer in time, the next attempt's replay finishes the order: charged once", async ({
+  e2e,
+  alerts,
+  statuses,
+}) => {
   const order = e2eOrder("LOSTREPLY2");
   const id = order.orderId;
   // The charge runs but its reply is lost, then the service answers 503 to the agent's two retries (faults queue
   // up in creation order): the agent reports transient and the attempt ends with the charge in doubt.
-  await addFault(e2e, {
+  await e2e.faults.add({
     service: "payment",
     operation: "charge",
     orderId: id,
     kind: "drop-response",
     count: 1,
   });
-  await addFault(e2e, { service: "payment", operation: "charge", orderId: id, kind: "transient", count: 2 });
+  await e2e.faults.add({ service: "payment", operation: "charge", orderId: id, kind: "transient", count: 2 });
   expect((await e2e.submit(order)).status).toBe(202);
 
   const record = await e2e.waitForState(id, ["Processed"]);
@@ -100,8 +94,8 @@ it("when the agent cannot get an answer in time, the next attempt's replay finis
     "2 processed",
   ]);
 
-  const charge = await expectOneCharge(id, (record.steps[1]!.result as { chargeId?: unknown }).chargeId);
+  const charge = await expectOneCharge(e2e, id, (record.steps[1]!.result as { chargeId?: unknown }).chargeId);
   // The lost one in attempt 1 and the replay in attempt 2; the 503s stopped in front of the service.
   expect(charge.requests).toBe(2);
-  await expectNoAlert(id);
+  await expectNoAlert({ statuses, alerts }, id);
 }, 30_000);

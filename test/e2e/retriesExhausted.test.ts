@@ -5,34 +5,21 @@
  * is the default policy: nothing is undone, so the reservation and the charge stay applied, once each, for the
  * operator to retry or cancel.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
-import {
-  E2E_SETTINGS,
-  addFault,
-  e2eOrder,
-  listFaults,
-  queueLog,
-  startE2E,
-  type E2E,
-  type QueueLog,
-  forOrder,
-} from "../support/e2e";
+import { expect } from "vitest";
+import { E2E_SETTINGS, e2eOrder, forOrder } from "../support/e2e";
+import { e2eTest } from "../support/fixtures";
 
-let e2e: E2E;
-let statuses: QueueLog;
-let alerts: QueueLog;
-beforeAll(async () => {
-  e2e = await startE2E();
-  statuses = queueLog(e2e, "status-demo");
-  alerts = queueLog(e2e, "alerts");
-});
-afterAll(() => e2e?.stop());
+const it = e2eTest();
 
-it("a service that keeps failing ends the order in Error after SUPERVISOR_MAX_FAILURES + 1 attempts, with an alert", async () => {
+it("a service that keeps failing ends the order in Error after SUPERVISOR_MAX_FAILURES + 1 attempts, with an alert", async ({
+  e2e,
+  alerts,
+  statuses,
+}) => {
   const order = e2eOrder("EXHAUST");
   const id = order.orderId;
   const attempts = Number(E2E_SETTINGS.SUPERVISOR_MAX_FAILURES) + 1;
-  const down = await addFault(e2e, {
+  const down = await e2e.faults.add({
     service: "shipping",
     operation: "book",
     orderId: id,
@@ -90,7 +77,7 @@ it("a service that keeps failing ends the order in Error after SUPERVISOR_MAX_FA
     [`${id}:chargePayment:do`, true, 1],
   ]);
   // The agent called the service on more than one attempt (then the circuit breaker may have spared it).
-  expect((await listFaults(e2e)).find((f) => f.id === down.id)!.hits).toBeGreaterThan(
+  expect((await e2e.faults.list()).find((f) => f.id === down.id)!.hits).toBeGreaterThan(
     Number(E2E_SETTINGS.AGENT_MAX_ATTEMPTS),
   );
 }, 45_000);

@@ -9,21 +9,12 @@
  * opens, so every layer's retries reach the service and show up in the count.
  */
 import fs from "node:fs";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect } from "vitest";
 import { loadConfig, type AppConfig } from "../../src/config";
 import { computeRetryBudget, type RetryBudget } from "../../src/domain/retryBudget";
 import { emulatorConfigFiles } from "../../tools/repository";
-import {
-  addFault,
-  e2eOrder,
-  listFaults,
-  queueLog,
-  startE2E,
-  type E2E,
-  type FaultSpec,
-  type QueueLog,
-  forOrder,
-} from "../support/e2e";
+import { e2eOrder, forOrder, type E2E, type FaultSpec, type QueueLog } from "../support/e2e";
+import { e2eTest } from "../support/fixtures";
 
 const SETTINGS = {
   AGENT_MAX_ATTEMPTS: "2",
@@ -32,20 +23,16 @@ const SETTINGS = {
   RETRY_BUDGET_PER_STEP: "8",
 };
 
-let e2e: E2E;
-let alerts: QueueLog;
-let config: AppConfig;
-let budget: RetryBudget;
-beforeAll(async () => {
-  e2e = await startE2E(SETTINGS);
-  alerts = queueLog(e2e, "alerts");
-  // The devhost puts the app's settings into this process's environment: read them the way the app does.
-  config = loadConfig(process.env);
-  budget = computeRetryBudget(config);
+const it = e2eTest(SETTINGS).extend<{ $file: { config: AppConfig; budget: RetryBudget } }>({
+  // Needs the app running: the devhost puts its settings into this process's environment, read the way it does.
+  config: [async ({ e2e: _running }, use) => use(loadConfig(process.env)), { scope: "file" }],
+  budget: [async ({ config }, use) => use(computeRetryBudget(config)), { scope: "file" }],
 });
-afterAll(() => e2e?.stop());
 
-it("runs with the settings under test, and the request queues deliver no more often than the budget assumes", () => {
+it("runs with the settings under test, and the request queues deliver no more often than the budget assumes", ({
+  config,
+  budget,
+}) => {
   expect(config).toMatchObject({ agentMaxAttempts: 2, supervisorMaxFailures: 1, retryBudgetPerStep: 8 });
   expect(budget).toMatchObject({ maxCallsPerStep: 8, budget: 8, withinBudget: true });
   // The deliveries factor is only honest if each request queue's MaxDeliveryCount is at most the setting.
@@ -71,13 +58,14 @@ it("runs with the settings under test, and the request queues deliver no more of
  * the service for that step: the calls the fault stopped (its hits) plus those that reached the operation (ledger).
  */
 async function callsUntilGivingUp(
+  { e2e, alerts, budget }: { e2e: E2E; alerts: QueueLog; budget: RetryBudget },
   prefix: string,
   step: string,
   fault: Omit<FaultSpec, "orderId">,
 ): Promise<number> {
   const order = e2eOrder(prefix);
   const id = order.orderId;
-  const injected = await addFault(e2e, { ...fault, orderId: id });
+  const injected = await e2e.faults.add({ ...fault, orderId: id });
   expect((await e2e.submit(order)).status).toBe(202);
 
   const record = await e2e.waitForState(id, ["Error"], 35_000);
@@ -85,15 +73,20 @@ async function callsUntilGivingUp(
   expect(record).toMatchObject({ attempt: budget.attemptsPerStep, failureCount: budget.attemptsPerStep });
   expect(await alerts.waitFor(forOrder(id))).toMatchObject({ kind: "Error", orderId: id });
 
-  const hits = (await listFaults(e2e)).find((f) => f.id === injected.id)!.hits;
+  const hits = (await e2e.faults.list()).find((f) => f.id === injected.id)!.hits;
   const reached = (await e2e.ledger(id))
     .filter((e) => e.idempotencyKey === `${id}:${step}:do`)
     .reduce((sum, e) => sum + e.requests, 0);
   return hits + reached;
 }
 
-it("a service answering 503 to every call gets at most the budgeted calls for the step", async () => {
-  const calls = await callsUntilGivingUp("BUDGET503", "chargePayment", {
+it("a service answering 503 to every call gets at most the budgeted calls for the step", async ({
+  e2e,
+  alerts,
+  config,
+  budget,
+}) => {
+  const calls = await callsUntilGivingUp({ e2e, alerts, budget }, "BUDGET503", "chargePayment", {
     service: "payment",
     operation: "charge",
     kind: "transient",
@@ -106,8 +99,13 @@ it("a service answering 503 to every call gets at most the budgeted calls for th
   expect(budget.maxCallsPerStep).toBeLessThanOrEqual(config.retryBudgetPerStep);
 }, 40_000);
 
-it("a service that hangs on every call gets at most the budgeted calls for the step", async () => {
-  const calls = await callsUntilGivingUp("BUDGETHANG", "bookShipping", {
+it("a service that hangs on every call gets at most the budgeted calls for the step", async ({
+  e2e,
+  alerts,
+  config,
+  budget,
+}) => {
+  const calls = await callsUntilGivingUp({ e2e, alerts, budget }, "BUDGETHANG", "bookShipping", {
     service: "shipping",
     operation: "book",
     kind: "hang",

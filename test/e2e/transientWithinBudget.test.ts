@@ -3,43 +3,30 @@
  * works, fewer times than AGENT_MAX_ATTEMPTS (3): the agents' own retries absorb the errors inside the step
  * deadline, so neither the Scheduler nor the Supervisor ever sees a failure.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
-import {
-  E2E_SETTINGS,
-  addFault,
-  e2eOrder,
-  listFaults,
-  queueLog,
-  startE2E,
-  type E2E,
-  type QueueLog,
-  forOrder,
-} from "../support/e2e";
+import { expect } from "vitest";
+import { E2E_SETTINGS, e2eOrder, forOrder } from "../support/e2e";
+import { e2eTest } from "../support/fixtures";
 
-let e2e: E2E;
-let statuses: QueueLog;
-let alerts: QueueLog;
-beforeAll(async () => {
-  e2e = await startE2E();
-  statuses = queueLog(e2e, "status-demo");
-  alerts = queueLog(e2e, "alerts");
-});
-afterAll(() => e2e?.stop());
+const it = e2eTest();
 
-it("two 5xx per service are retried away by the agents: Processed on attempt 1, failureCount 0", async () => {
+it("two 5xx per service are retried away by the agents: Processed on attempt 1, failureCount 0", async ({
+  e2e,
+  alerts,
+  statuses,
+}) => {
   const order = e2eOrder("BLIP");
   const id = order.orderId;
   const failuresPerCall = Number(E2E_SETTINGS.AGENT_MAX_ATTEMPTS) - 1;
   expect(failuresPerCall).toBe(2);
   const faults = [
-    await addFault(e2e, {
+    await e2e.faults.add({
       service: "inventory",
       operation: "reserve",
       orderId: id,
       kind: "transient",
       count: failuresPerCall,
     }),
-    await addFault(e2e, {
+    await e2e.faults.add({
       service: "payment",
       operation: "charge",
       orderId: id,
@@ -47,7 +34,7 @@ it("two 5xx per service are retried away by the agents: Processed on attempt 1, 
       status: 500,
       count: failuresPerCall,
     }),
-    await addFault(e2e, {
+    await e2e.faults.add({
       service: "shipping",
       operation: "book",
       orderId: id,
@@ -74,7 +61,7 @@ it("two 5xx per service are retried away by the agents: Processed on attempt 1, 
   expect(record.history.map((h) => h.event)).not.toContain("stepFailedTransient");
 
   // Every fault fired in full: each agent really did fail twice before it succeeded.
-  const after = await listFaults(e2e);
+  const after = await e2e.faults.list();
   for (const fault of faults)
     expect(after.find((f) => f.id === fault.id)).toMatchObject({ hits: 2, remaining: 0 });
   // The 5xx answered in front of the services, so each operation ran once, on the third call.

@@ -3,41 +3,18 @@
  * its own data directory and HTTP port, and both run the Supervisor every second. Only the holder of the
  * `supervisor` lease acts on an expired attempt.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect } from "vitest";
 import { e2eOrder } from "../support/e2e";
-import {
-  orderAppVariant,
-  startChildStack,
-  submitTo,
-  type AppProcess,
-  type ChildStack,
-} from "../support/e2eChild";
-
-let stack: ChildStack;
-beforeAll(async () => {
-  stack = await startChildStack();
-});
-afterAll(() => stack?.stop());
+import { orderAppVariant, submitTo, type AppProcess, type ChildStack } from "../support/e2eChild";
+import { childStackTest as it } from "../support/fixtures";
 
 interface LeaseDocument {
   holder: string;
   expiresAt: string;
 }
 
-const leaseHolder = async (): Promise<string | undefined> =>
+const leaseHolder = async (stack: ChildStack): Promise<string | undefined> =>
   (await stack.containers.leases.item("supervisor", "supervisor").read<LeaseDocument>()).resource?.holder;
-
-async function until(
-  what: string,
-  check: () => Promise<boolean> | boolean,
-  timeoutMs = 20_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not seen within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** What a process's Supervisor reported: its sweeps (as leader) and the records they acted on. */
 function sweeps(app: AppProcess): { sweeps: number; acted: number } {
@@ -45,32 +22,40 @@ function sweeps(app: AppProcess): { sweeps: number; acted: number } {
   return { sweeps: lines.length, acted: lines.reduce((sum, m) => sum + Number(m[1]), 0) };
 }
 
-it("lets only the lease holder expire an attempt; the order still finishes with each effect once", async () => {
+it("lets only the lease holder expire an attempt; the order still finishes with each effect once", async ({
+  stack,
+}) => {
   // Instance A runs the whole app. Instance B runs what needs no task hub of its own: the Supervisor and the
   // agents (test/support/apps/order-app-worker explains why).
   const a = await stack.startApp({ settings: { WEBSITE_INSTANCE_ID: "instance-A" } });
   const holderA = `instance-A:${a.pid}`;
-  await until("A holds the supervisor lease", async () => (await leaseHolder()) === holderA);
+  await expect
+    .poll(() => leaseHolder(stack), {
+      timeout: 20_000,
+      interval: 100,
+      message: "A holds the supervisor lease",
+    })
+    .toBe(holderA);
   const b = await stack.startApp({
     appEntry: orderAppVariant("order-app-worker"),
     settings: { WEBSITE_INSTANCE_ID: "instance-B" },
   });
   expect(b.output()).toMatch(/supervisor: timerTrigger/);
   expect(b.output()).not.toMatch(/starter: timerTrigger/);
-  await until("B's Supervisor runs and defers", () =>
-    b.output().includes(`supervisor: not the leader (lease held by ${holderA}`),
-  );
+  await expect
+    .poll(() => b.output(), { timeout: 20_000, interval: 100, message: "B's Supervisor runs and defers" })
+    .toContain(`supervisor: not the leader (lease held by ${holderA}`);
 
   // The charge hangs: attempts 1 and 2 pass their deadline, and both Supervisors see each expired record.
   const order = e2eOrder("TWO-SUP");
-  await stack.injectFault({ service: "payment", operation: "charge", orderId: order.orderId, kind: "hang" });
+  await stack.faults.add({ service: "payment", operation: "charge", orderId: order.orderId, kind: "hang" });
   expect((await submitTo(a, order)).status).toBe(202);
   await stack.waitForRecord(
     order.orderId,
     (r) => r.failureCount === 2 && r.processState === "Pending",
     "the second expiry",
   );
-  await stack.clearFaults();
+  await stack.faults.clear();
 
   const record = await stack.waitForState(order.orderId, ["Processed"]);
   expect(record).toMatchObject({ attempt: 3, failureCount: 2, lockedBy: null });
@@ -83,7 +68,7 @@ it("lets only the lease holder expire an attempt; the order still finishes with 
 
   // The lease names one holder, A; B deferred to it on every tick and never swept; A's sweeps acted exactly
   // once per expiry.
-  expect(await leaseHolder()).toBe(holderA);
+  expect(await leaseHolder(stack)).toBe(holderA);
   const notLeader = b
     .output()
     .split("\n")

@@ -3,24 +3,19 @@
  * in a child process: first the plain build (order v1 only), then, on the same data directory, a build that
  * registers order v2 at start-up (test/support/apps/order-app-v2: v1 plus a reservePackaging step).
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect } from "vitest";
 import { e2eOrder } from "../support/e2e";
-import { orderAppVariant, startChildStack, submitTo, type ChildStack } from "../support/e2eChild";
-
-let stack: ChildStack;
-beforeAll(async () => {
-  stack = await startChildStack();
-});
-afterAll(() => stack?.stop());
+import { orderAppVariant, submitTo } from "../support/e2eChild";
+import { childStackTest as it } from "../support/fixtures";
 
 const V1_STEPS = ["reserveInventory", "chargePayment", "bookShipping"];
 const V2_STEPS = ["reserveInventory", "chargePayment", "reservePackaging", "bookShipping"];
 
-it("finishes a v1 order on v1 after v2 is deployed, and starts new orders on v2", async () => {
+it("finishes a v1 order on v1 after v2 is deployed, and starts new orders on v2", async ({ stack }) => {
   const v1App = await stack.startApp();
   const inFlight = e2eOrder("VER-1");
   // The charge hangs, so the order is mid-step (chargePayment dispatched) when the new build is deployed.
-  await stack.injectFault({
+  await stack.faults.add({
     service: "payment",
     operation: "charge",
     orderId: inFlight.orderId,
@@ -46,7 +41,7 @@ it("finishes a v1 order on v1 after v2 is deployed, and starts new orders on v2"
 
   const fresh = e2eOrder("VER-2");
   expect((await submitTo(v2App, fresh)).status).toBe(202);
-  await stack.clearFaults();
+  await stack.faults.clear();
   const [oldRecord, newRecord] = await Promise.all([
     stack.waitForState(inFlight.orderId, ["Processed"], 60_000),
     stack.waitForState(fresh.orderId, ["Processed"], 60_000),

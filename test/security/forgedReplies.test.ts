@@ -4,49 +4,46 @@
  * one InvalidMessage alert of bounded size that names the mismatch; the order, its state record and the ledger
  * stay as they were. The orders wait on a hanging service for the whole file, so their records cannot move.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect } from "vitest";
 import { agentRequestId } from "../../src/domain";
-import {
-  e2eOrder,
-  orderSnapshot,
-  queueLog,
-  sendToQueue,
-  startE2E,
-  waitForDeadLetter,
-  waitForRecord,
-  type E2E,
-  type QueueLog,
-} from "../support/e2e";
+import { e2eOrder, orderSnapshot, sendToQueue, waitForDeadLetter, type E2E } from "../support/e2e";
+import { e2eTest, type E2EFixtures } from "../support/fixtures";
 
-let e2e: E2E;
-let alerts: QueueLog;
-beforeAll(async () => {
-  // One agent call that hangs for 30 s inside a 40 s step: the step stays Dispatched while the test forges.
-  e2e = await startE2E({
-    STEP_TIMEOUT_SECONDS: "40",
-    AGENT_ATTEMPT_TIMEOUT_SECONDS: "30",
-    AGENT_MAX_ATTEMPTS: "1",
-  });
-  alerts = queueLog(e2e, "alerts");
+// One agent call that hangs for 30 s inside a 40 s step: the step stays Dispatched while the test forges.
+const it = e2eTest({
+  STEP_TIMEOUT_SECONDS: "40",
+  AGENT_ATTEMPT_TIMEOUT_SECONDS: "30",
+  AGENT_MAX_ATTEMPTS: "1",
 });
-afterAll(() => e2e?.stop());
 
 type Alert = { kind: string; orderId: string | null; reason: string };
 
 /** An order whose step `hangingStep` was dispatched and is waiting for an answer that will not come in time. */
-async function orderWaitingOn(prefix: string, service: "inventory" | "shipping", hangingStep: number) {
+async function orderWaitingOn(
+  e2e: E2E,
+  prefix: string,
+  service: "inventory" | "shipping",
+  hangingStep: number,
+) {
   const order = e2eOrder(prefix);
-  await e2e.injectFault({ service, orderId: order.orderId, kind: "hang" });
+  await e2e.faults.add({ service, orderId: order.orderId, kind: "hang" });
   expect((await e2e.submit(order)).status).toBe(202);
-  await waitForRecord(e2e, order.orderId, (r) => r.steps[hangingStep]?.status === "Dispatched");
+  await e2e.waitForRecord(
+    order.orderId,
+    (r) => r.steps[hangingStep]?.status === "Dispatched",
+    `step ${hangingStep} dispatched`,
+  );
   // The record says so first; the orchestration shows it once it has replayed the dispatch and waits.
   await expect
-    .poll(async () => (await orchestration(order.orderId)).customStatus, { timeout: 10_000 })
+    .poll(async () => (await orchestration(e2e, order.orderId)).customStatus, { timeout: 10_000 })
     .toMatchObject({ stepIndex: hangingStep });
   return order.orderId;
 }
 
-async function orchestration(orderId: string): Promise<{ runtimeStatus: string; customStatus: unknown }> {
+async function orchestration(
+  e2e: E2E,
+  orderId: string,
+): Promise<{ runtimeStatus: string; customStatus: unknown }> {
   const res = await e2e.api(`/api/orders/${orderId}/orchestration`);
   if (res.status === 404) return { runtimeStatus: "NotYetStarted", customStatus: null };
   return (await res.json()) as {
@@ -57,6 +54,7 @@ async function orchestration(orderId: string): Promise<{ runtimeStatus: string; 
 
 /** Sends each forged body, then checks it was dead-lettered with one alert whose reason says `names`. */
 async function expectRefused(
+  { e2e, alerts }: Pick<E2EFixtures, "e2e" | "alerts">,
   forgeries: Array<{ id: string; body: unknown; names: string; orderId: string | null }>,
 ) {
   await Promise.all(forgeries.map((f) => sendToQueue(e2e, "agent-replies", f.body, f.id)));
@@ -78,11 +76,14 @@ async function expectRefused(
   }
 }
 
-it("refuses forged replies for a waiting step: no termination, no state change, no effect", async () => {
-  const orderId = await orderWaitingOn("FORGE", "shipping", 2);
+it("refuses forged replies for a waiting step: no termination, no state change, no effect", async ({
+  e2e,
+  alerts,
+}) => {
+  const orderId = await orderWaitingOn(e2e, "FORGE", "shipping", 2);
   const instanceId = `${orderId}:1`;
   const before = await orderSnapshot(e2e, orderId);
-  expect(await orchestration(orderId)).toMatchObject({
+  expect(await orchestration(e2e, orderId)).toMatchObject({
     runtimeStatus: "Running",
     customStatus: { stepIndex: 2 },
   });
@@ -95,7 +96,7 @@ it("refuses forged replies for a waiting step: no termination, no state change, 
   };
   const booked = { ...ok, outcome: "ok", result: { trackingNumber: "FORGED-1" } };
 
-  await expectRefused([
+  await expectRefused({ e2e, alerts }, [
     {
       // The id the durable client would have put into its URL as it is: /instances/<id>/raiseEvent/...
       id: "forged-terminate",
@@ -135,7 +136,7 @@ it("refuses forged replies for a waiting step: no termination, no state change, 
     },
   ]);
 
-  expect(await orchestration(orderId)).toMatchObject({
+  expect(await orchestration(e2e, orderId)).toMatchObject({
     runtimeStatus: "Running",
     customStatus: { stepIndex: 2 },
   });
@@ -143,8 +144,11 @@ it("refuses forged replies for a waiting step: no termination, no state change, 
   expect(before.ledger.map((e) => e.operation)).toEqual(["reserve", "charge"]);
 }, 60_000);
 
-it("refuses an answer for a step the attempt has not dispatched yet, so it cannot wait for that step", async () => {
-  const orderId = await orderWaitingOn("PREMATURE", "inventory", 0);
+it("refuses an answer for a step the attempt has not dispatched yet, so it cannot wait for that step", async ({
+  e2e,
+  alerts,
+}) => {
+  const orderId = await orderWaitingOn(e2e, "PREMATURE", "inventory", 0);
   const instanceId = `${orderId}:1`;
   const before = await orderSnapshot(e2e, orderId);
   // Every field right but one: the Scheduler has not asked for these steps yet.
@@ -157,7 +161,7 @@ it("refuses an answer for a step the attempt has not dispatched yet, so it canno
     outcome: "ok",
     result: { chargeId: "FORGED" },
   });
-  await expectRefused([
+  await expectRefused({ e2e, alerts }, [
     {
       id: "premature-charge",
       body: answer(1),
@@ -171,16 +175,16 @@ it("refuses an answer for a step the attempt has not dispatched yet, so it canno
       orderId,
     },
   ]);
-  expect(await orchestration(orderId)).toMatchObject({
+  expect(await orchestration(e2e, orderId)).toMatchObject({
     runtimeStatus: "Running",
     customStatus: { stepIndex: 0 },
   });
   expect(await orderSnapshot(e2e, orderId)).toEqual(before);
 }, 60_000);
 
-it("describes a huge reply in a bounded alert instead of echoing it", async () => {
+it("describes a huge reply in a bounded alert instead of echoing it", async ({ e2e, alerts }) => {
   const keys = Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`field${i}`, "x".repeat(30)]));
-  await expectRefused([
+  await expectRefused({ e2e, alerts }, [
     {
       id: "forged-huge",
       body: keys,

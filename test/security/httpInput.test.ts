@@ -4,24 +4,27 @@
  * nothing: the order, its state record and the ledger are what they were. Responses carry no store internals.
  */
 import net from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { e2eOrder, orderSnapshot, startE2E, type E2E } from "../support/e2e";
+import { describe, expect } from "vitest";
+import { e2eOrder, orderSnapshot, type E2E } from "../support/e2e";
+import { e2eTest } from "../support/fixtures";
 
-let e2e: E2E;
-let known: string;
-beforeAll(async () => {
-  e2e = await startE2E();
-  const order = e2eOrder("KNOWN");
-  known = order.orderId;
-  expect((await e2e.submit(order)).status).toBe(202);
-  await e2e.waitForState(known, ["Processed"]);
+const it = e2eTest().extend<{ $file: { known: string } }>({
+  // The id of a processed order: what the hostile requests aim at, and must leave as it was.
+  known: [
+    async ({ e2e }, use) => {
+      const order = e2eOrder("KNOWN");
+      expect((await e2e.submit(order)).status).toBe(202);
+      await e2e.waitForState(order.orderId, ["Processed"]);
+      await use(order.orderId);
+    },
+    { scope: "file" },
+  ],
 });
-afterAll(() => e2e?.stop());
 
 const error = async (res: Response): Promise<string> => ((await res.json()) as { error: string }).error;
 
 /** Sends raw bytes, for what fetch would normalise away (a backslash, a '#'); returns the status line's code. */
-function rawStatus(requestLine: string): Promise<number> {
+function rawStatus(e2e: E2E, requestLine: string): Promise<number> {
   const { hostname, port } = new URL(e2e.host.url);
   return new Promise((resolve, reject) => {
     const socket = net.connect(Number(port), hostname, () => {
@@ -54,7 +57,10 @@ describe("ids in routes", () => {
     ["POST", (id: string) => `/api/orders/${id}/cancel`],
   ] as const;
 
-  it("answer 400 naming the orderId for '/', '\\\\', '#', NUL, a newline, '..', a space, non-ASCII, 65 characters", async () => {
+  it("answer 400 naming the orderId for '/', '\\\\', '#', NUL, a newline, '..', a space, non-ASCII, 65 characters", async ({
+    e2e,
+    known,
+  }) => {
     const before = await orderSnapshot(e2e, known);
     for (const [method, path] of routes) {
       for (const id of badIds) {
@@ -71,20 +77,25 @@ describe("ids in routes", () => {
     expect(await orderSnapshot(e2e, known)).toEqual(before);
   });
 
-  it("never reach the app as another path: a raw backslash or '#' is not found, not an error", async () => {
+  it("never reach the app as another path: a raw backslash or '#' is not found, not an error", async ({
+    e2e,
+    known,
+  }) => {
     // The host reads a backslash as a separator and cuts the fragment: other paths, neither a 5xx.
-    expect(await rawStatus(`GET /api/orders/${known}\\x HTTP/1.1`)).toBe(404);
-    expect(await rawStatus(`GET /api/orders/NOPE#${known} HTTP/1.1`)).toBe(404);
+    expect(await rawStatus(e2e, `GET /api/orders/${known}\\x HTTP/1.1`)).toBe(404);
+    expect(await rawStatus(e2e, `GET /api/orders/NOPE#${known} HTTP/1.1`)).toBe(404);
   });
 
-  it("still find a real order", async () => {
+  it("still find a real order", async ({ e2e, known }) => {
     expect((await e2e.api(`/api/orders/${known}`)).status).toBe(200);
     expect((await e2e.api(`/api/orders/${known}/status`)).status).toBe(200);
   });
 });
 
 describe("listing parameters", () => {
-  it("refuse garbage, truncated and edited continuation tokens with 400, never a first page", async () => {
+  it("refuse garbage, truncated and edited continuation tokens with 400, never a first page", async ({
+    e2e,
+  }) => {
     for (let i = 0; i < 3; i++) expect((await e2e.submit(e2eOrder("LIST"))).status).toBe(202);
     const first = (await (await e2e.api("/api/orders?limit=1")).json()) as { continuation: string };
     expect(first.continuation).toEqual(expect.any(String));
@@ -114,7 +125,7 @@ describe("listing parameters", () => {
     expect(next.status).toBe(200);
   });
 
-  it("refuse a bad limit or state naming it", async () => {
+  it("refuse a bad limit or state naming it", async ({ e2e }) => {
     for (const limit of ["0", "101", "abc", "1e2", "-1", "2.5"]) {
       const res = await e2e.api(`/api/orders?limit=${limit}`);
       expect(res.status, limit).toBe(400);
@@ -129,7 +140,7 @@ describe("listing parameters", () => {
 });
 
 describe("bodies", () => {
-  it("refuse valid JSON under any content type but application/json with 415", async () => {
+  it("refuse valid JSON under any content type but application/json with 415", async ({ e2e }) => {
     for (const contentType of [
       undefined,
       "text/plain",
@@ -159,7 +170,9 @@ describe("bodies", () => {
     }
   });
 
-  it("refuse amounts that are zero, too large, or have a total out of range, saying the range", async () => {
+  it("refuse amounts that are zero, too large, or have a total out of range, saying the range", async ({
+    e2e,
+  }) => {
     const item = (quantity: number, unitPrice: number) => ({ sku: "SKU-1", quantity, unitPrice });
     const cases: Array<[unknown[], string, string]> = [
       [[item(1, 0)], "items.0.unitPrice", "expected an amount from 0.01 to 1000000"],
@@ -181,7 +194,7 @@ describe("bodies", () => {
     expect(await error(yen)).toBe("items.0.unitPrice: expected at most 0 decimal places for JPY");
   });
 
-  it("refuse currency and country codes that only look like codes", async () => {
+  it("refuse currency and country codes that only look like codes", async ({ e2e }) => {
     for (const currency of ["ZZZ", "ABC", "XXX"]) {
       const res = await e2e.submit(e2eOrder("CUR", { currency }));
       expect(res.status, currency).toBe(400);
@@ -195,7 +208,7 @@ describe("bodies", () => {
     }
   });
 
-  it("refuse a replyTo that has the prefix but is not a status queue that exists", async () => {
+  it("refuse a replyTo that has the prefix but is not a status queue that exists", async ({ e2e }) => {
     const res = await e2e.submit(e2eOrder("REPLYTO", { replyTo: "status-attacker" }));
     expect(res.status).toBe(400);
     expect(await error(res)).toBe(
@@ -203,7 +216,7 @@ describe("bodies", () => {
     );
   });
 
-  it("describe a body that is not an object instead of echoing it", async () => {
+  it("describe a body that is not an object instead of echoing it", async ({ e2e }) => {
     for (const [body, described] of [
       ["[1,2,3]", "(root): JSON array of 3 items, expected a JSON object"],
       ['"ORD-1"', "(root): text body of 5 characters, expected a JSON object"],
@@ -220,7 +233,7 @@ describe("bodies", () => {
     }
   });
 
-  it("keep a refusal short whatever the body holds", async () => {
+  it("keep a refusal short whatever the body holds", async ({ e2e }) => {
     const items = Array.from({ length: 100 }, () => ({
       sku: "",
       quantity: -1,
@@ -238,7 +251,7 @@ describe("bodies", () => {
 describe("responses", () => {
   const STORE_FIELDS = ["_rid", "_self", "_ts", "_etag", "_attachments"];
 
-  it("show no store internals in an order, its state or a listing", async () => {
+  it("show no store internals in an order, its state or a listing", async ({ e2e, known }) => {
     const detail = (await (await e2e.api(`/api/orders/${known}`)).json()) as Record<
       string,
       Record<string, unknown>

@@ -5,20 +5,24 @@
  * principal is added for it. Machine clients submit and read their order's status with a function key, and need
  * no principal.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { encodeClientPrincipal } from "devhost/auth";
-import { e2eOrder, orderSnapshot, startE2E, type E2E } from "../support/e2e";
+import { e2eOrder, orderSnapshot, type E2E } from "../support/e2e";
+import { e2eTest } from "../support/fixtures";
+import { pollUntil } from "../support/wait";
 
-let e2e: E2E;
-let orderId: string;
-beforeAll(async () => {
-  e2e = await startE2E({}, { signedInAs: null });
-  const order = e2eOrder("AUTH");
-  orderId = order.orderId;
-  expect((await e2e.submit(order)).status).toBe(202);
-  await waitProcessed();
+const it = e2eTest({}, { signedInAs: null }).extend<{ $file: { orderId: string } }>({
+  // An order a machine client submitted and the app processed: what the people's routes read and act on.
+  orderId: [
+    async ({ e2e }, use) => {
+      const order = e2eOrder("AUTH");
+      expect((await e2e.submit(order)).status).toBe(202);
+      await waitProcessed(e2e, order.orderId);
+      await use(order.orderId);
+    },
+    { scope: "file" },
+  ],
 });
-afterAll(() => e2e?.stop());
 
 const operator = { name: "ada@contoso.com", id: "oid-ada", roles: ["Orders.Operator"] };
 const reader = { name: "bob@contoso.com", id: "oid-bob", roles: ["Orders.Reader"] };
@@ -35,27 +39,31 @@ const post = (principal: typeof operator | null, headers: Record<string, string>
   as(principal, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: "{}" });
 const error = async (res: Response): Promise<string> => ((await res.json()) as { error: string }).error;
 
-async function waitProcessed(): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const res = await e2e.api(`/api/orders/${orderId}/status`);
-    if (res.status === 200 && ((await res.json()) as { processState: string }).processState === "Processed")
-      return;
-    if (Date.now() > deadline) throw new Error(`${orderId} not Processed`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+/** The order's processState as its submitter sees it (the machine route: no principal needed). */
+async function statusOf(e2e: E2E, orderId: string): Promise<string | null> {
+  const res = await e2e.api(`/api/orders/${orderId}/status`);
+  return res.status === 200 ? ((await res.json()) as { processState: string | null }).processState : null;
+}
+
+async function waitProcessed(e2e: E2E, orderId: string): Promise<void> {
+  await pollUntil(
+    () => statusOf(e2e, orderId),
+    (state) => state === "Processed",
+    (last) => `${orderId} not Processed (last: ${last})`,
+    { timeoutMs: 20_000, intervalMs: 200 },
+  );
 }
 
 describe("routes for people", () => {
-  const reads = () => [
+  const reads = (orderId: string) => [
     `/api/orders`,
     `/api/orders/${orderId}`,
     `/api/orders/${orderId}/orchestration`,
     `/api/stats`,
   ];
 
-  it("answer 401 to a caller who is not signed in, 403 to one without a role", async () => {
-    for (const path of [...reads(), "/api/dashboard"]) {
+  it("answer 401 to a caller who is not signed in, 403 to one without a role", async ({ e2e, orderId }) => {
+    for (const path of [...reads(orderId), "/api/dashboard"]) {
       const anonymous = await e2e.api(path);
       expect(anonymous.status, path).toBe(401);
       expect(await anonymous.text(), path).toContain("sign-in required");
@@ -70,8 +78,8 @@ describe("routes for people", () => {
     }
   });
 
-  it("let a reader read but not act", async () => {
-    for (const path of reads()) expect((await e2e.api(path, as(reader))).status, path).toBe(200);
+  it("let a reader read but not act", async ({ e2e, orderId }) => {
+    for (const path of reads(orderId)) expect((await e2e.api(path, as(reader))).status, path).toBe(200);
     const page = await e2e.api("/api/dashboard", as(reader));
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("read only: retry and cancel need the operator role");
@@ -84,9 +92,11 @@ describe("routes for people", () => {
     expect(await orderSnapshot(e2e, orderId)).toEqual(before);
   });
 
-  it("record the signed-in operator in the audit trail, never a name the caller declares", async () => {
+  it("record the signed-in operator in the audit trail, never a name the caller declares", async ({
+    e2e,
+  }) => {
     const order = e2eOrder("AUTH-CANCEL");
-    await e2e.injectFault({ service: "inventory", orderId: order.orderId, kind: "hang" });
+    await e2e.faults.add({ service: "inventory", orderId: order.orderId, kind: "hang" });
     expect((await e2e.submit(order)).status).toBe(202);
     await e2e.waitForState(order.orderId, ["Processing"]);
     const cancelled = await e2e.api(
@@ -104,10 +114,13 @@ describe("routes for people", () => {
     const entry = state.state.history.find((h) => h.event === "compensationRequested");
     expect(entry).toMatchObject({ by: "operator:ada@contoso.com (oid-ada)", detail: "customer called" });
     expect(JSON.stringify(state)).not.toContain("mallory");
-    await e2e.clearFaults();
+    await e2e.faults.clear();
   });
 
-  it("refuse a principal header that is not one, and an action posted as a form", async () => {
+  it("refuse a principal header that is not one, and an action posted as a form", async ({
+    e2e,
+    orderId,
+  }) => {
     for (const header of [
       "not base64!",
       Buffer.from("{}").toString("base64"),
@@ -129,7 +142,7 @@ describe("routes for people", () => {
     expect(form.status).toBe(415);
   });
 
-  it("let an operator act", async () => {
+  it("let an operator act", async ({ e2e, orderId }) => {
     const res = await e2e.api(`/api/orders/${orderId}/retry`, post(operator));
     expect(res.status).toBe(409);
     expect(await error(res)).toContain("this one is Processed");
@@ -137,7 +150,7 @@ describe("routes for people", () => {
 });
 
 describe("routes for machines", () => {
-  it("take a submission and answer its status without any principal", async () => {
+  it("take a submission and answer its status without any principal", async ({ e2e }) => {
     const order = e2eOrder("MACHINE");
     const res = await e2e.submit(order);
     expect(res.status).toBe(202);
@@ -150,7 +163,9 @@ describe("routes for machines", () => {
     expect((await e2e.api("/api/health")).status).toBe(200);
   });
 
-  it("are the only ones that take a function key: every person route is anonymous to the host and checks the principal", () => {
+  it("are the only ones that take a function key: every person route is anonymous to the host and checks the principal", ({
+    e2e,
+  }) => {
     const levels = Object.fromEntries(
       [...e2e.host.app.functions.values()]
         .filter((r) => r.trigger.type === "httpTrigger")

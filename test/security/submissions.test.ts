@@ -4,26 +4,11 @@
  * under the same MessageId, one is accepted and the other dead-lettered with an OrderConflict alert. Bodies no
  * producer should send (binary, huge) are dead-lettered with an alert that describes them in a line.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
-import {
-  e2eOrder,
-  forOrder,
-  peekAll,
-  queueLog,
-  sendToQueue,
-  startE2E,
-  waitForDeadLetter,
-  type E2E,
-  type QueueLog,
-} from "../support/e2e";
+import { expect } from "vitest";
+import { e2eOrder, forOrder, peekAll, sendToQueue, waitForDeadLetter, type E2E } from "../support/e2e";
+import { e2eTest } from "../support/fixtures";
 
-let e2e: E2E;
-let alerts: QueueLog;
-beforeAll(async () => {
-  e2e = await startE2E();
-  alerts = queueLog(e2e, "alerts");
-});
-afterAll(() => e2e?.stop());
+const it = e2eTest();
 
 type Alert = { kind: string; orderId: string | null; reason: string };
 const PAIRS = 20;
@@ -35,12 +20,15 @@ function versions(prefix: string) {
   return [a, b] as const;
 }
 
-async function storedItems(orderId: string): Promise<unknown> {
+async function storedItems(e2e: E2E, orderId: string): Promise<unknown> {
   const res = await e2e.api(`/api/orders/${orderId}`);
   return ((await res.json()) as { order: { items: unknown } }).order.items;
 }
 
-it(`through the front door, ${PAIRS} pairs of versions POSTed at once: one 202 and one 409 each`, async () => {
+it(`through the front door, ${PAIRS} pairs of versions POSTed at once: one 202 and one 409 each`, async ({
+  e2e,
+  alerts,
+}) => {
   const pairs = Array.from({ length: PAIRS }, () => versions("RACE"));
   const answers = await Promise.all(pairs.map(async ([a, b]) => Promise.all([e2e.submit(a), e2e.submit(b)])));
   for (const [i, [ra, rb]] of answers.entries()) {
@@ -53,7 +41,7 @@ it(`through the front door, ${PAIRS} pairs of versions POSTed at once: one 202 a
     );
     // What was stored, and then processed, is the version that was told 202.
     await e2e.waitForState(a.orderId, ["Processed"]);
-    expect(await storedItems(a.orderId), a.orderId).toEqual(winner.items);
+    expect(await storedItems(e2e, a.orderId), a.orderId).toEqual(winner.items);
     const charges = (await e2e.ledger(a.orderId)).filter((e) => e.operation === "charge");
     expect(charges, a.orderId).toHaveLength(1);
     expect(b.orderId).toBe(a.orderId);
@@ -62,7 +50,10 @@ it(`through the front door, ${PAIRS} pairs of versions POSTed at once: one 202 a
   expect((await alerts.all()).filter((m) => pairs.some(([a]) => forOrder(a.orderId)(m)))).toEqual([]);
 }, 90_000);
 
-it(`on the queue, ${PAIRS} pairs of versions under one MessageId: one accepted, one dead-lettered with an alert`, async () => {
+it(`on the queue, ${PAIRS} pairs of versions under one MessageId: one accepted, one dead-lettered with an alert`, async ({
+  e2e,
+  alerts,
+}) => {
   const pairs = Array.from({ length: PAIRS }, () => versions("QRACE"));
   // The same MessageId for both versions, as a producer keyed on the orderId would send them.
   await Promise.all(
@@ -73,7 +64,7 @@ it(`on the queue, ${PAIRS} pairs of versions under one MessageId: one accepted, 
   );
   for (const [a, b] of pairs) {
     await e2e.waitForState(a.orderId, ["Processed"]);
-    const stored = await storedItems(a.orderId);
+    const stored = await storedItems(e2e, a.orderId);
     const loser = JSON.stringify(stored) === JSON.stringify(a.items) ? b : a;
     const dead = (await waitForDeadLetter(e2e, "orders", a.orderId)).body as { items: unknown };
     expect(dead.items, a.orderId).toEqual(loser.items);
@@ -88,7 +79,7 @@ it(`on the queue, ${PAIRS} pairs of versions under one MessageId: one accepted, 
   expect(dead).toHaveLength(PAIRS);
 }, 120_000);
 
-it("dead-letters a binary or huge submission with a one-line, bounded alert", async () => {
+it("dead-letters a binary or huge submission with a one-line, bounded alert", async ({ e2e, alerts }) => {
   const binary = Buffer.from(Array.from({ length: 512 }, (_, i) => (i * 37 + 128) % 256));
   const huge = {
     ...e2eOrder("HUGE"),

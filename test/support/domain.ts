@@ -12,6 +12,9 @@ import {
 export const T0 = new Date("2026-11-29T10:00:00.000Z");
 export const at = (seconds: number): Date => new Date(T0.getTime() + seconds * 1000);
 
+/** The status queue the sample order asks to hear about it on. */
+export const SAMPLE_REPLY_TO = "status-demo";
+
 export function sampleOrder(overrides: Partial<Order> = {}): Order {
   return {
     orderId: "ORD-1001",
@@ -19,7 +22,7 @@ export function sampleOrder(overrides: Partial<Order> = {}): Order {
     items: [{ sku: "SKU-1", quantity: 2, unitPrice: 9.99 }],
     currency: "EUR",
     shippingAddress: { line1: "1 Main St", city: "Berlin", postalCode: "10115", country: "DE" },
-    replyTo: "status-demo",
+    replyTo: SAMPLE_REPLY_TO,
     ...overrides,
   };
 }

@@ -10,28 +10,23 @@ import { ServiceBusClient } from "@azure/service-bus";
 import { startDevHost, type DevHost, type LogRecord } from "devhost";
 import { encodeClientPrincipal, type ClientPrincipal } from "devhost/auth";
 import type { ProcessState, StateRecord } from "../../src/domain";
+import { FAST_TIMINGS } from "../../tools/fastTimings";
 import { startLocalStack, type LocalStackAddresses } from "../../tools/localStack";
 import { sampleSettings } from "../../tools/repository";
-import type { FaultSpec, InjectedFault, LedgerEntry } from "../../tools/simulator";
+import { simulatorFaults, type LedgerEntry, type SimulatorFaults } from "../../tools/simulator";
 import { settingsForSimulator } from "../../tools/simulator/settings";
 import { inject } from "vitest";
+import { sampleOrder } from "./domain";
+import { pollUntil } from "./wait";
 
-export type { FaultSpec, InjectedFault, LedgerEntry } from "../../tools/simulator";
+export type { FaultSpec, InjectedFault, LedgerEntry, SimulatorFaults } from "../../tools/simulator";
 
 /** The app entry, transpiled from the current sources by the global setup. */
 export const APP_ENTRY = path.join(inject("appBuildDir"), "src", "index.js");
 
-/** Fast timings: a step times out in 3 s, the starter and the Supervisor look every second. */
+/** The fast timings, and what only the e2e harness needs. */
 export const E2E_SETTINGS: Record<string, string> = {
-  STARTER_SCHEDULE: "*/1 * * * * *",
-  SUPERVISOR_SCHEDULE: "*/1 * * * * *",
-  STEP_TIMEOUT_SECONDS: "3",
-  CLAIM_TIMEOUT_SECONDS: "5",
-  AGENT_ATTEMPT_TIMEOUT_SECONDS: "1",
-  AGENT_MAX_ATTEMPTS: "3",
-  SUPERVISOR_MAX_FAILURES: "2",
-  SUPERVISOR_BACKOFF_SECONDS: "1",
-  SUPERVISOR_LEASE_SECONDS: "5",
+  ...FAST_TIMINGS,
   // No platform in front of the devhost: it passes on the principal a request carries, or adds E2E_OPERATOR.
   OPERATOR_AUTH: "header",
 };
@@ -39,7 +34,20 @@ export const E2E_SETTINGS: Record<string, string> = {
 /** Who the harness's requests act as unless a test says otherwise: an operator, so every route answers. */
 export const E2E_OPERATOR = { name: "e2e-operator", id: "oid-e2e-operator", roles: ["Orders.Operator"] };
 
-export interface E2E {
+/** Waiting for an order's state record, however a harness reads it (the API, or the store). */
+export interface RecordWaits {
+  /** Polls the state record until it is in one of `states`; fails with the last record seen after `timeoutMs`. */
+  waitForState(orderId: string, states: ProcessState[], timeoutMs?: number): Promise<StateRecord>;
+  /** Polls the state record until `predicate` holds; fails naming `what`, with the last record seen. */
+  waitForRecord(
+    orderId: string,
+    predicate: (record: StateRecord) => boolean,
+    what: string,
+    timeoutMs?: number,
+  ): Promise<StateRecord>;
+}
+
+export interface E2E extends RecordWaits {
   host: DevHost;
   emulators: LocalStackAddresses;
   bus: ServiceBusClient;
@@ -55,20 +63,23 @@ export interface E2E {
     options?: { as?: ClientPrincipal; reason?: string },
   ): Promise<Response>;
   state(orderId: string): Promise<StateRecord | null>;
-  /** Polls the state record until it is in one of `states`; fails with the last state seen after `timeoutMs`. */
-  waitForState(orderId: string, states: ProcessState[], timeoutMs?: number): Promise<StateRecord>;
   ledger(orderId?: string): Promise<LedgerEntry[]>;
-  injectFault(spec: FaultSpec): Promise<void>;
-  clearFaults(): Promise<void>;
+  /** The simulator's faults: `add` arms one and returns it, with its id for `remove` and its hits in `list`. */
+  faults: SimulatorFaults;
   /** Messages on a queue right now (receive-and-delete). */
   drain(queue: string): Promise<unknown[]>;
   stop(): Promise<void>;
 }
 
+export interface E2EOptions {
+  /** The principal of requests that send none (default E2E_OPERATOR); null: requests act as nobody. */
+  signedInAs?: ClientPrincipal | null;
+}
+
+/** Starts the stack and the app on it, with `settings` on top of E2E_SETTINGS and the shipped ones. */
 export async function startE2E(
   settings: Record<string, string> = {},
-  /** The principal of requests that send none (default E2E_OPERATOR); null: requests act as nobody. */
-  options: { signedInAs?: ClientPrincipal | null } = {},
+  options: E2EOptions = {},
 ): Promise<E2E> {
   const stack = await startLocalStack();
   const { emulators } = stack;
@@ -123,18 +134,7 @@ export async function startE2E(
         body: JSON.stringify(opts.reason ? { reason: opts.reason } : {}),
       }),
     state,
-    async waitForState(orderId, states, timeoutMs = 30_000) {
-      const deadline = Date.now() + timeoutMs;
-      let last: StateRecord | null = null;
-      while (Date.now() < deadline) {
-        last = await state(orderId);
-        if (last && states.includes(last.processState)) return last;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-      throw new Error(
-        `order ${orderId} did not reach ${states.join("/")} within ${timeoutMs} ms; last state ${last?.processState ?? "none"}: ${JSON.stringify(last?.history.slice(-5))}`,
-      );
-    },
+    ...recordWaits(state),
     ...simulatorAndQueues(sim, bus),
     async stop() {
       await bus.close();
@@ -145,6 +145,31 @@ export async function startE2E(
   };
 }
 
+/** waitForState and waitForRecord over `state`, the harness's way to read a record. */
+export function recordWaits(state: (orderId: string) => Promise<StateRecord | null>): RecordWaits {
+  const waitForRecord: RecordWaits["waitForRecord"] = (orderId, predicate, what, timeoutMs = 30_000) =>
+    pollUntil(
+      () => state(orderId),
+      (record): record is StateRecord => record !== null && predicate(record),
+      (last) => `order ${orderId}: ${what} not seen within ${timeoutMs} ms; ${describeRecord(last)}`,
+      { timeoutMs },
+    );
+  return {
+    waitForRecord,
+    waitForState: (orderId, states, timeoutMs) =>
+      waitForRecord(orderId, (r) => states.includes(r.processState), states.join("/"), timeoutMs),
+  };
+}
+
+/** What a failed wait says about the record it last read: enough to see where the order got stuck. */
+function describeRecord(record: StateRecord | null): string {
+  if (!record) return "no state record";
+  return (
+    `last state ${record.processState}, attempt ${record.attempt}, ` +
+    `steps ${record.steps.map((s) => s.status).join("/")}, history ${JSON.stringify(record.history.slice(-5))}`
+  );
+}
+
 /**
  * The simulator's ledger and faults, and queue draining: the part of the harness that only needs the emulators'
  * addresses (shared with the child-process harness, e2eChild.ts).
@@ -152,20 +177,14 @@ export async function startE2E(
 export function simulatorAndQueues(
   sim: string,
   bus: ServiceBusClient,
-): Pick<E2E, "ledger" | "injectFault" | "clearFaults" | "drain"> {
+): Pick<E2E, "ledger" | "faults" | "drain"> {
   return {
     async ledger(orderId) {
       const res = await fetch(`${sim}/_ledger`);
       const entries = ((await res.json()) as { entries: LedgerEntry[] }).entries;
       return orderId ? entries.filter((e) => e.orderId === orderId) : entries;
     },
-    async injectFault(spec) {
-      const res = await fetch(`${sim}/_faults`, { method: "POST", body: JSON.stringify(spec) });
-      if (res.status !== 201) throw new Error(`fault refused: ${await res.text()}`);
-    },
-    async clearFaults() {
-      await fetch(`${sim}/_faults`, { method: "DELETE" });
-    },
+    faults: simulatorFaults(sim),
     async drain(queue) {
       const receiver = bus.createReceiver(queue, { receiveMode: "receiveAndDelete" });
       try {
@@ -184,21 +203,15 @@ export const forOrder =
     (m as { orderId?: unknown } | null)?.orderId === orderId;
 
 let counter = 0;
-/** A valid order with a unique id; `amount` sets one item's price, so that amounts over 10000 are declined. */
+/**
+ * The tests' sample order (domain.ts) under an id no other order of this run has, with `overrides` on top; they
+ * may be of any type, for the tests of refused input.
+ */
 export function e2eOrder(
   prefix: string,
   overrides: Record<string, unknown> = {},
 ): { orderId: string } & Record<string, unknown> {
-  const orderId = `${prefix}-${process.pid}-${++counter}`;
-  return {
-    orderId,
-    customerId: "C-42",
-    items: [{ sku: "SKU-1", quantity: 2, unitPrice: 9.99 }],
-    currency: "EUR",
-    shippingAddress: { line1: "1 Main St", city: "Berlin", postalCode: "10115", country: "DE" },
-    replyTo: "status-demo",
-    ...overrides,
-  };
+  return { ...sampleOrder({ orderId: `${prefix}-${process.pid}-${++counter}` }), ...overrides };
 }
 
 /**
@@ -221,14 +234,15 @@ export function queueLog(e2e: E2E, queue: string): QueueLog {
   return {
     all,
     async waitFor(match, timeoutMs = 15_000) {
-      const deadline = Date.now() + timeoutMs;
-      do {
-        const found = (await all()).find(match);
-        if (found !== undefined) return found;
-      } while (Date.now() < deadline);
-      throw new Error(
-        `no matching message on ${queue} within ${timeoutMs} ms; seen: ${JSON.stringify(seen)}`,
+      // A read of an empty queue waits half a second for messages: that is the pause between reads.
+      const received = await pollUntil(
+        all,
+        (messages) => messages.some(match),
+        (messages) =>
+          `no matching message on ${queue} within ${timeoutMs} ms; seen: ${JSON.stringify(messages)}`,
+        { timeoutMs, intervalMs: 10 },
       );
+      return received.find(match);
     },
   };
 }
@@ -270,55 +284,16 @@ export async function waitForDeadLetter(
   messageId: string,
   timeoutMs = 30_000,
 ): Promise<DeadLetter> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = (await peekAll(e2e, queue, "deadLetter")).find((m) => m.messageId === messageId);
-    if (found) return found;
-    if (Date.now() > deadline)
-      throw new Error(`${messageId} was not dead-lettered on ${queue} within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
-/** Arms a fault on the simulator and returns it (with its id, for listFaults and removeFault). */
-export async function addFault(e2e: E2E, spec: FaultSpec): Promise<InjectedFault> {
-  const res = await fetch(`${e2e.emulators.simulatorUrl}/_faults`, {
-    method: "POST",
-    body: JSON.stringify(spec),
-  });
-  if (res.status !== 201) throw new Error(`fault refused: ${await res.text()}`);
-  return (await res.json()) as InjectedFault;
-}
-
-export async function listFaults(e2e: E2E): Promise<InjectedFault[]> {
-  const res = await fetch(`${e2e.emulators.simulatorUrl}/_faults`);
-  return ((await res.json()) as { faults: InjectedFault[] }).faults;
-}
-
-export async function removeFault(e2e: E2E, id: string): Promise<void> {
-  const res = await fetch(`${e2e.emulators.simulatorUrl}/_faults/${encodeURIComponent(id)}`, {
-    method: "DELETE",
-  });
-  if (res.status !== 204) throw new Error(`fault ${id} not removed: ${res.status} ${await res.text()}`);
-}
-
-/** Polls the state record until `predicate` holds; fails with the last record seen after `timeoutMs`. */
-export async function waitForRecord(
-  e2e: E2E,
-  orderId: string,
-  predicate: (record: StateRecord) => boolean,
-  timeoutMs = 30_000,
-): Promise<StateRecord> {
-  const deadline = Date.now() + timeoutMs;
-  let last: StateRecord | null = null;
-  while (Date.now() < deadline) {
-    last = await e2e.state(orderId);
-    if (last && predicate(last)) return last;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(
-    `order ${orderId}: condition not met within ${timeoutMs} ms; last state ${last?.processState ?? "none"}: ${JSON.stringify(last?.history.slice(-5))}`,
+  const ours = (m: PeekedMessage) => m.messageId === messageId;
+  const deadLetters = await pollUntil(
+    () => peekAll(e2e, queue, "deadLetter"),
+    (messages) => messages.some(ours),
+    (messages) =>
+      `${messageId} was not dead-lettered on ${queue} within ${timeoutMs} ms; ` +
+      `dead letters there: ${JSON.stringify(messages.map((m) => m.messageId))}`,
+    { timeoutMs, intervalMs: 250 },
   );
+  return deadLetters.find(ours)!;
 }
 
 /** Sends one message to a queue of the app as any producer could: body, MessageId and content type as given. */

@@ -12,10 +12,18 @@ import { CosmosClient, type Container } from "@azure/cosmos";
 import { ServiceBusClient } from "@azure/service-bus";
 import { EMULATOR_KEY } from "devhost/emulators";
 import { inject } from "vitest";
-import type { ProcessState, StateRecord } from "../../src/domain";
+import type { StateRecord } from "../../src/domain";
 import { AppProcess } from "../../tools/appProcess";
 import { startLocalStack, type LocalStackAddresses } from "../../tools/localStack";
-import { APP_ENTRY, E2E_SETTINGS, simulatorAndQueues, type FaultSpec, type LedgerEntry } from "./e2e";
+import {
+  APP_ENTRY,
+  E2E_SETTINGS,
+  recordWaits,
+  simulatorAndQueues,
+  type LedgerEntry,
+  type RecordWaits,
+  type SimulatorFaults,
+} from "./e2e";
 import { devhostCliIn } from "./globalSetup";
 
 export type { AppProcess } from "../../tools/appProcess";
@@ -37,7 +45,7 @@ export interface StartAppOptions {
   settings?: Record<string, string>;
 }
 
-export interface ChildStack {
+export interface ChildStack extends RecordWaits {
   emulators: LocalStackAddresses;
   bus: ServiceBusClient;
   containers: { state: Container; leases: Container };
@@ -45,18 +53,8 @@ export interface ChildStack {
   startApp(options?: StartAppOptions): Promise<AppProcess>;
   /** The state record, read from the store (works while no app runs). */
   state(orderId: string): Promise<StateRecord | null>;
-  /** Polls the store until the record is in one of `states`; fails with the last state seen. */
-  waitForState(orderId: string, states: ProcessState[], timeoutMs?: number): Promise<StateRecord>;
-  /** Polls the store until `predicate` holds for the record; fails with the last record seen. */
-  waitForRecord(
-    orderId: string,
-    predicate: (record: StateRecord) => boolean,
-    what: string,
-    timeoutMs?: number,
-  ): Promise<StateRecord>;
   ledger(orderId?: string): Promise<LedgerEntry[]>;
-  injectFault(spec: FaultSpec): Promise<void>;
-  clearFaults(): Promise<void>;
+  faults: SimulatorFaults;
   /** Messages on a queue right now (receive-and-delete). */
   drain(queue: string): Promise<unknown[]>;
   /** Kills the apps still running, stops the stack, removes the temp directories. */
@@ -106,34 +104,13 @@ export async function startChildStack(): Promise<ChildStack> {
     return resource ?? null;
   };
 
-  async function waitForRecord(
-    orderId: string,
-    predicate: (record: StateRecord) => boolean,
-    what: string,
-    timeoutMs = 30_000,
-  ): Promise<StateRecord> {
-    const deadline = Date.now() + timeoutMs;
-    let last: StateRecord | null = null;
-    while (Date.now() < deadline) {
-      last = await state(orderId);
-      if (last && predicate(last)) return last;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(
-      `order ${orderId}: ${what} not seen within ${timeoutMs} ms; last state ${last?.processState ?? "none"}, ` +
-        `attempt ${last?.attempt}, history ${JSON.stringify(last?.history.slice(-5))}`,
-    );
-  }
-
   return {
     emulators,
     bus,
     containers,
     startApp,
     state,
-    waitForRecord,
-    waitForState: (orderId, states, timeoutMs) =>
-      waitForRecord(orderId, (r) => states.includes(r.processState), states.join("/"), timeoutMs),
+    ...recordWaits(state),
     ...simulatorAndQueues(emulators.simulatorUrl, bus),
     async stop() {
       await Promise.all([...running].map((app) => app.kill()));

@@ -31,6 +31,7 @@ export type { LedgerEntry } from "./ledger";
 export type { FaultKind, FaultSpec, Service } from "./schemas";
 export { OPERATIONS, SERVICES } from "./schemas";
 export { DEFAULT_PAYMENT_LIMIT, DEFAULT_SIMULATOR_PORT, DEFAULT_STOCK } from "./defaults";
+export { simulatorFaults, type SimulatorFaults } from "./faultsClient";
 export const IDEMPOTENCY_HEADER = "idempotency-key";
 const MAX_BODY_BYTES = 64 * 1024;
 

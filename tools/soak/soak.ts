@@ -11,6 +11,7 @@ import {
   type StateRecord,
 } from "../../src/domain";
 import { AppProcess } from "../appProcess";
+import { FAST_TIMINGS } from "../fastTimings";
 import { startLocalStack } from "../localStack";
 import { seededRandom } from "../seededRandom";
 import { SERVICES, type LedgerEntry, type Simulator } from "../simulator";
@@ -35,22 +36,11 @@ import { submitAll, type Acceptance } from "./submitter";
 import { formatTable } from "../table";
 
 /**
- * Timings under which recovery takes seconds, not minutes: the e2e tests' (test/support/e2e.ts), with a 4 s
- * Supervisor back-off so that the retries (4 s, then 8 s) outlast the agents' circuit breaker, open for 10 s,
- * as the production defaults do. With a shorter back-off, one failing order that opens the breaker exhausts the
- * retries of every order that calls the same service in those 10 s.
+ * The fast timings with a 4 s Supervisor back-off, so that the retries (4 s, then 8 s) outlast the agents'
+ * circuit breaker, open for 10 s, as the production defaults do. With a shorter back-off, one failing order that
+ * opens the breaker exhausts the retries of every order that calls the same service in those 10 s.
  */
-export const FAST_TIMINGS: Record<string, string> = {
-  STARTER_SCHEDULE: "*/1 * * * * *",
-  SUPERVISOR_SCHEDULE: "*/1 * * * * *",
-  STEP_TIMEOUT_SECONDS: "3",
-  CLAIM_TIMEOUT_SECONDS: "5",
-  AGENT_ATTEMPT_TIMEOUT_SECONDS: "1",
-  AGENT_MAX_ATTEMPTS: "3",
-  SUPERVISOR_MAX_FAILURES: "2",
-  SUPERVISOR_BACKOFF_SECONDS: "4",
-  SUPERVISOR_LEASE_SECONDS: "5",
-};
+export const SOAK_TIMINGS: Record<string, string> = { ...FAST_TIMINGS, SUPERVISOR_BACKOFF_SECONDS: "4" };
 
 export interface SoakOptions {
   orders: number;

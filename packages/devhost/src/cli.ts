@@ -102,13 +102,20 @@ export async function runCli(
   let host: DevHost;
   try {
     const appEntry = resolveAppEntry(process.cwd(), cli.app);
+    const appRoot = findAppRoot(appEntry);
+    const settingsFile = cli.settings ? path.resolve(cli.settings) : undefined;
+    const dataDir = path.resolve(cli.dataDir ?? path.join(appRoot, ".devhost"));
+    // The worker runs with the app root as its working directory: an app reading a file beside it by a
+    // relative path finds it wherever the devhost was started from.
+    process.chdir(appRoot);
     host = await startDevHost({
       appEntry,
-      ...(cli.settings ? { settingsFile: cli.settings } : {}),
-      dataDir: path.resolve(cli.dataDir ?? path.join(findAppRoot(appEntry), ".devhost")),
+      ...(settingsFile ? { settingsFile } : {}),
+      dataDir,
       ...(cli.port !== undefined ? { port: cli.port } : {}),
       ...(cli.signedInAs ? { signedInAs: cli.signedInAs } : {}),
       emulators: cli.emulators,
+      restartWorkerOnCrash: true,
       log: consoleLogSink(cli.verbose ? "trace" : "information"),
     });
   } catch (error) {

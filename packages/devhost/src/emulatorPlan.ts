@@ -6,6 +6,7 @@
 // comes from config files the app names in two settings, so the runtime holds nothing of any one app.
 import net from "node:net";
 import type { IncomingMessage } from "node:http";
+import fs from "node:fs";
 import path from "node:path";
 import type { CosmosEmulatorConfig } from "./emulators/cosmos/config";
 import type { EmulatorConfigFile } from "./emulators/servicebus/config";
@@ -16,6 +17,9 @@ import { parseConnectionString } from "./settings";
 export const SERVICE_BUS_CONFIG_SETTING = "DEVHOST_SERVICEBUS_CONFIG";
 /** The app setting naming the Cosmos DB emulator's config (databases, containers, indexing policies). */
 export const COSMOS_CONFIG_SETTING = "DEVHOST_COSMOS_CONFIG";
+/** The config files the emulators read from the app root (the folder of host.json) when no setting names one. */
+export const SERVICE_BUS_CONFIG_FILE = "servicebus-emulator.config.json";
+export const COSMOS_CONFIG_FILE = "cosmos-emulator.config.json";
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
 
@@ -105,12 +109,14 @@ const KINDS = {
     label: "Service Bus",
     port: loopbackServiceBusPort,
     setting: SERVICE_BUS_CONFIG_SETTING,
+    file: SERVICE_BUS_CONFIG_FILE,
     without: "the emulator serves no queues",
   },
   cosmos: {
     label: "Cosmos DB",
     port: loopbackCosmosPort,
     setting: COSMOS_CONFIG_SETTING,
+    file: COSMOS_CONFIG_FILE,
     without: "the emulator creates no database",
   },
 } as const;
@@ -135,13 +141,15 @@ export async function planEmulators(env: NodeJS.ProcessEnv, appRoot: string): Pr
     request[kind] = true;
     (request.ports ??= {})[kind] = port;
     notes.push(`${label}: starting the embedded emulator on 127.0.0.1:${port}.`);
-    const configFile = env[setting] ? path.resolve(appRoot, env[setting]) : undefined;
+    const configFile = env[setting]
+      ? path.resolve(appRoot, env[setting])
+      : [path.join(appRoot, KINDS[kind].file)].find((file) => fs.existsSync(file));
     if (kind === "serviceBus") request.serviceBusConfig = configFile;
     else request.cosmosConfig = configFile;
     notes.push(
       configFile
-        ? `${label}: config ${configFile} (${setting}).`
-        : `${label}: no ${setting} setting names a config file, so ${without}.`,
+        ? `${label}: config ${configFile}${env[setting] ? ` (${setting})` : ""}.`
+        : `${label}: no ${setting} setting and no ${KINDS[kind].file} next to host.json, so ${without}.`,
     );
   }
   return { request, notes };

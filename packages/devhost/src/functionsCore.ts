@@ -7,6 +7,7 @@
 import fs from "node:fs";
 import Module from "node:module";
 import path from "node:path";
+import { expandAppEntry } from "./appEntries";
 import { pathToFileURL } from "node:url";
 
 // ---- The RPC shapes the worker and the library exchange (types-core/index.d.ts, trimmed to what we use) ----
@@ -131,7 +132,12 @@ export interface Registration {
 }
 
 export interface LoadedApp {
+  /** The entry as given: a file, or a glob such as dist/src/functions/*.js. */
   entry: string;
+  /** The files it named, loaded in this order. */
+  files: string[];
+  /** How many times the files were run (1 after loading; more after worker restarts). */
+  loads: number;
   functions: Map<string, Registration>;
   hooks: Record<HookName, HookCallback[]>;
   /** Shared by every hook of the app, as the worker's `appHookData`. */
@@ -291,26 +297,36 @@ function isEsmEntry(entry: string): boolean {
  */
 export async function loadApp(entry: string): Promise<LoadedApp> {
   const absolute = path.resolve(entry);
-  const state = shared();
-  if (state.loading)
-    throw new Error(`Another app (${state.loading.entry}) is loading; load apps one at a time.`);
-  if (!fs.existsSync(absolute))
-    throw new Error(`The app entry ${absolute} does not exist (did you build the app?).`);
+  // Every file a glob "main" names, in the worker's order; each registers its functions in the same app.
   const app: LoadedApp = {
     entry: absolute,
+    files: expandAppEntry(absolute),
     functions: new Map(),
     hooks: { preInvocation: [], postInvocation: [], appStart: [], appTerminate: [], log: [] },
     appHookData: {},
     ownModules: [],
+    loads: 0,
   };
-  const moduleCache = Module.createRequire(absolute).cache;
+  await runEntryFiles(app);
+  return app;
+}
+
+/**
+ * Runs the app's entry files into `app`, as a worker does when it starts. ES modules cannot leave Node's module
+ * cache, so a later load imports them under a new URL query to run them again.
+ */
+async function runEntryFiles(app: LoadedApp): Promise<void> {
+  const state = shared();
+  if (state.loading)
+    throw new Error(`Another app (${state.loading.entry}) is loading; load apps one at a time.`);
+  const moduleCache = Module.createRequire(app.files[0]!).cache;
   const cacheBefore = new Set(Object.keys(moduleCache));
+  const load = app.loads++;
   state.loading = app;
   try {
-    if (isEsmEntry(absolute)) {
-      await import(pathToFileURL(absolute).href);
-    } else {
-      Module.createRequire(absolute)(absolute);
+    for (const file of app.files) {
+      if (isEsmEntry(file)) await import(pathToFileURL(file).href + (load > 0 ? `?worker=${load}` : ""));
+      else Module.createRequire(file)(file);
     }
   } finally {
     state.loading = undefined;
@@ -318,12 +334,23 @@ export async function loadApp(entry: string): Promise<LoadedApp> {
       (key) => !cacheBefore.has(key) && !key.split(path.sep).includes("node_modules"),
     );
   }
-  return app;
+}
+
+/**
+ * Loads the app again into the same object, as a new worker process would: its own modules run afresh (module
+ * state is gone), and its functions and hooks are what it registers this time. Triggers that hold a function's
+ * registration find the new one by name.
+ */
+export async function reloadApp(app: LoadedApp): Promise<void> {
+  unloadApp(app);
+  for (const hooks of Object.values(app.hooks)) hooks.length = 0;
+  for (const key of Object.keys(app.appHookData)) delete app.appHookData[key];
+  await runEntryFiles(app);
 }
 
 /** Forgets an app's own modules so that loading the same entry again runs it (and registers) afresh. */
 export function unloadApp(app: LoadedApp): void {
-  const moduleCache = Module.createRequire(app.entry).cache;
+  const moduleCache = Module.createRequire(app.files[0] ?? app.entry).cache;
   for (const key of app.ownModules) delete moduleCache[key];
   app.functions.clear();
 }

@@ -18,6 +18,7 @@ import { createRuntime } from "./startup/runtime";
 import { applyAppSettings } from "./startup/settings";
 import { ShutdownSteps } from "./startup/shutdown";
 import { setUpTriggers, type FunctionSummary } from "./startup/triggers";
+import { restartWorkerOnCrash } from "./startup/workerCrash";
 
 export type { FunctionSummary } from "./startup/triggers";
 
@@ -55,6 +56,12 @@ export interface DevHostOptions {
    * platform's authentication (auth.ts); default: the DEVHOST_SIGNED_IN_AS setting, else nobody.
    */
   signedInAs?: ClientPrincipal | null;
+  /**
+   * Catch what would end the worker (an exception or rejection no invocation caught), fail the invocations in
+   * progress and load the app again, as the host restarts its worker. Only for the process's owner (the CLI);
+   * default false, so a test runner sees such errors itself.
+   */
+  restartWorkerOnCrash?: boolean;
 }
 
 export interface DevHost {
@@ -116,6 +123,9 @@ export async function startDevHost(options: DevHostOptions): Promise<DevHost> {
       { app, appRoot, runtime, triggers, server, graceMs: options.shutdownGraceMs ?? 5000 },
       shutdown,
     );
+    if (options.restartWorkerOnCrash) {
+      restartWorkerOnCrash({ app, appRoot, invoker: runtime.invoker }, logger, shutdown);
+    }
 
     logger.info(formatFunctionList(triggers.summaries));
     logger.info(

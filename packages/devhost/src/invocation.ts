@@ -54,6 +54,14 @@ export interface InvocationResult {
 
 const TRIGGER = /trigger$/i;
 
+/** A promise that fails when `fail` is called, and does not count as unhandled before (or without) a listener. */
+function workerCrash(): { failed: Promise<never>; fail(error: Error): void } {
+  let fail!: (error: Error) => void;
+  const failed = new Promise<never>((_resolve, reject) => (fail = reject));
+  failed.catch(() => undefined);
+  return { failed, fail };
+}
+
 function toError(value: unknown): Error {
   if (value instanceof Error) return value;
   return new Error(typeof value === "string" ? value : format("%o", value));
@@ -92,6 +100,8 @@ export class Invoker {
   readonly #inputs: Map<string, InputProvider>;
   readonly #outputs: Map<string, OutputHandler>;
   readonly #inFlight = new Set<Promise<unknown>>();
+  /** Settles (failing) when the worker crashes; invocations started before then fail with it. */
+  #crash = workerCrash();
 
   constructor(options: InvokerOptions) {
     this.#app = options.app;
@@ -133,7 +143,23 @@ export class Invoker {
     return this.#inFlight.size;
   }
 
-  invoke(registration: Registration, request: InvokeRequest): Promise<InvocationResult> {
+  /**
+   * The worker crashed (an exception no invocation caught): every invocation in progress fails with `error`, as
+   * the host fails them when the worker process dies. Invocations started later are not affected.
+   */
+  failInFlight(error: Error): void {
+    const crash = this.#crash;
+    this.#crash = workerCrash();
+    crash.fail(error);
+  }
+
+  /** The registration a trigger holds, as the app has it now: a restarted worker registered its functions anew. */
+  #current(registration: Registration): Registration {
+    return this.#app.functions.get(registration.name) ?? registration;
+  }
+
+  invoke(held: Registration, request: InvokeRequest): Promise<InvocationResult> {
+    const registration = this.#current(held);
     return this.#track(
       this.#logged(registration.name, request.reason, request.details, randomUUID(), async (invocationId) => {
         const response = await this.#invokeThroughModel(registration, request, invocationId);
@@ -153,11 +179,12 @@ export class Invoker {
    * the handler's error.
    */
   async invokeDirect(
-    registration: Registration,
+    held: Registration,
     context: { invocationId?: string },
     inputs: unknown[],
     reason: string,
   ): Promise<unknown> {
+    const registration = this.#current(held);
     const invocationId = context.invocationId ?? randomUUID();
     const outcome = await this.#track(
       this.#logged(registration.name, reason, undefined, invocationId, async () => {
@@ -229,7 +256,7 @@ export class Invoker {
     let rawError: unknown;
     let failure: Error | undefined;
     try {
-      value = await run(invocationId);
+      value = await Promise.race([run(invocationId), this.#crash.failed]);
     } catch (error) {
       rawError = error;
       failure = toError(error);

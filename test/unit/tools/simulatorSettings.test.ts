@@ -1,20 +1,21 @@
 import { describe, expect, it } from "vitest";
 import {
+  loopbackUrlIn,
   planSimulator,
   settingsForSimulator,
   settingsPointAtSimulator,
-  simulatorUrlIn,
 } from "../../../tools/simulator/settings";
 
 describe("settings that point at the simulator", () => {
-  it("are URLs on a loopback host and port 7081, by value", () => {
-    expect(simulatorUrlIn("http://127.0.0.1:7081/inventory")?.origin).toBe("http://127.0.0.1:7081");
-    expect(simulatorUrlIn("http://localhost:7081")).toBeDefined();
-    expect(simulatorUrlIn("http://127.0.0.1:7082/inventory")).toBeUndefined();
-    expect(simulatorUrlIn("https://example.com:7081/x")).toBeUndefined();
-    expect(simulatorUrlIn("Endpoint=sb://127.0.0.1:7081")).toBeUndefined();
-    expect(settingsPointAtSimulator({ PAYMENT_URL: "http://127.0.0.1:7081/payment" })).toBe(true);
+  it("are the service and fault-panel settings with a loopback URL, on any port", () => {
+    expect(loopbackUrlIn("http://127.0.0.1:7081/inventory")?.origin).toBe("http://127.0.0.1:7081");
+    expect(loopbackUrlIn("http://localhost:7090")).toBeDefined();
+    expect(loopbackUrlIn("https://example.com:7081/x")).toBeUndefined();
+    expect(loopbackUrlIn("Endpoint=sb://127.0.0.1:7081")).toBeUndefined();
+    expect(settingsPointAtSimulator({ PAYMENT_URL: "http://127.0.0.1:7090/payment" })).toBe(true);
     expect(settingsPointAtSimulator({ PAYMENT_URL: "https://payments.example.com" })).toBe(false);
+    // Another loopback URL is not the simulator: it must be one of the settings that address it.
+    expect(settingsPointAtSimulator({ OTHER_URL: "http://127.0.0.1:7081/x" })).toBe(false);
   });
 
   it("are pointed at a simulator elsewhere, path kept, and every other value left alone", () => {
@@ -30,7 +31,7 @@ describe("settings that point at the simulator", () => {
     });
   });
 
-  it("start the simulator only when nothing listens on its port yet", async () => {
+  it("start the simulator on the port they name, only when nothing listens there yet", async () => {
     const free = () => Promise.resolve(false);
     const taken = () => Promise.resolve(true);
     expect(await planSimulator({ REMOTE_URL: "https://example.com/x" }, free)).toEqual({ start: false });
@@ -43,6 +44,25 @@ describe("settings that point at the simulator", () => {
     expect(await planSimulator(pointing, taken)).toEqual({
       start: false,
       note: "remote services simulator: something already listens on 127.0.0.1:7081; using it.",
+    });
+    expect(await planSimulator({ PAYMENT_URL: "http://localhost:7190/payment" }, free)).toMatchObject({
+      start: true,
+      port: 7190,
+    });
+  });
+
+  it("say which settings one simulator cannot serve when they name different ports", async () => {
+    const env = {
+      INVENTORY_URL: "http://127.0.0.1:7190/inventory",
+      PAYMENT_URL: "http://127.0.0.1:7190/payment",
+      SHIPPING_URL: "http://127.0.0.1:7191/shipping",
+    };
+    expect(await planSimulator(env, () => Promise.resolve(false))).toEqual({
+      start: true,
+      port: 7190,
+      note:
+        "remote services simulator: starting on 127.0.0.1:7190. Not served: SHIPPING_URL (port 7191): one " +
+        "simulator serves every service, so point them all at one port.",
     });
   });
 });

@@ -1,13 +1,16 @@
 // func start's admin API: POST /admin/functions/<name> {"input": "..."} runs a timer or Service Bus function
-// right away, with the input as its trigger data (a message body) or a timer object that is not past due.
+// right away, with the input as its trigger data (a message body) or a timer object that is not past due. A timer
+// function runs under its retry policy, as every execution the host starts does.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Registration, RpcTypedData } from "../functionsCore";
+import type { Registration } from "../functionsCore";
+import type { TimerTrigger } from "../triggers/timer";
 import type { Invoke } from "./runtime";
 
 const RUNNABLE = new Set(["timertrigger", "servicebustrigger"]);
 
 export function adminFunctionsApi(
   registrations: readonly Registration[],
+  timers: readonly TimerTrigger[],
   invoke: Invoke,
 ): (req: IncomingMessage, res: ServerResponse, rest: string) => Promise<void> {
   return async (req, res, rest) => {
@@ -33,10 +36,10 @@ export function adminFunctionsApi(
       res.writeHead(400, { "content-type": "text/plain" }).end('Expected a JSON body like {"input": "..."}.');
       return;
     }
-    void invoke(registration, {
-      triggerData: type === "timertrigger" ? timerNotPastDue() : { string: input },
-      reason: "This function was programmatically called via the host APIs.",
-    });
+    const reason = "This function was programmatically called via the host APIs.";
+    const timer = timers.find((t) => t.name === registration.name);
+    if (timer) void timer.runNow(reason);
+    else void invoke(registration, { triggerData: { string: input }, reason });
     res.writeHead(202).end();
   };
 }
@@ -52,10 +55,4 @@ async function readInput(req: IncomingMessage): Promise<string | undefined> {
   } catch {
     return undefined;
   }
-}
-
-function timerNotPastDue(): RpcTypedData {
-  return {
-    json: JSON.stringify({ Schedule: { AdjustForDST: true }, ScheduleStatus: null, IsPastDue: false }),
-  };
 }

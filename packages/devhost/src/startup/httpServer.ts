@@ -38,7 +38,7 @@ export async function serveHttp(
     ...(signedInAs ? { defaultHeaders: encodeClientPrincipal(signedInAs) } : {}),
     mounts: {
       "/durabletask/": (req, res, rest) => runtime.engine.handleRpc(req, res, rest),
-      "/admin/functions/": adminFunctionsApi(options.registrations, runtime.invoke),
+      "/admin/functions/": adminFunctionsApi(options.registrations, triggers.timers, runtime.invoke),
     },
   });
   runtime.setBaseUrl(server.url);

@@ -78,6 +78,16 @@ function splitPath(pathname: string): string[] | undefined {
   }
 }
 
+/**
+ * The query as the host sends it beside the URL: one entry per name, repeated values joined by "," (ASP.NET's
+ * StringValues). @azure/functions from 4.5 parses the URL instead; earlier versions read only this map.
+ */
+function queryMap(search: URLSearchParams): Record<string, string> {
+  const map: Record<string, string> = {};
+  for (const name of new Set(search.keys())) map[name] = search.getAll(name).join(",");
+  return map;
+}
+
 function withDefaults(
   headers: Record<string, string>,
   defaults: Record<string, string> | undefined,
@@ -210,6 +220,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       url: `http://${host}${req.url ?? "/"}`,
       headers: withDefaults(flattenHeaders(req.headers), options.defaultHeaders),
       params: route.params,
+      query: queryMap(url.searchParams),
       ...(body.length > 0 ? { body: { bytes: body } } : {}),
     };
     const result = await options.invoke(route.fn.registration, {

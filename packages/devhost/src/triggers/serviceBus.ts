@@ -163,18 +163,30 @@ export interface ServiceBusTriggerOptions {
   logger: HostLogger;
 }
 
+/** Errors that retrying at once cannot mend: the entity is missing, or the credentials are refused. */
+const LASTING_ERRORS = new Set(["MessagingEntityNotFound", "UnauthorizedAccess", "MessagingEntityDisabled"]);
+const FIRST_RETRY_MS = 1_000;
+const MAX_RETRY_MS = 60_000;
+
 export class ServiceBusTrigger {
   readonly #options: ServiceBusTriggerOptions;
   #receiver: ServiceBusReceiver | undefined;
   #subscription: { close(): Promise<void> } | undefined;
   #inFlight = new Set<Promise<void>>();
   #stopping = false;
+  /** The next wait before receiving again after a lasting error; reset by a message received. */
+  #retryMs = FIRST_RETRY_MS;
+  #retryTimer: NodeJS.Timeout | undefined;
 
   constructor(options: ServiceBusTriggerOptions) {
     this.#options = options;
   }
 
   start(): void {
+    this.#subscribe();
+  }
+
+  #subscribe(): void {
     const { connectionString, entity, clients, maxConcurrentCalls, maxAutoLockRenewalMs } = this.#options;
     const client = clients.client(connectionString);
     const receiverOptions = {
@@ -190,22 +202,50 @@ export class ServiceBusTrigger {
     this.#receiver = receiver;
     this.#subscription = receiver.subscribe(
       {
-        processMessage: (message) => this.#track(this.#process(receiver, message)),
-        processError: async (args) => {
-          this.#options.logger.warn(
-            `Service Bus trigger ${this.#options.registration.name} (${entityLabel(entity)}): ` +
-              `${args.errorSource} error: ${args.error.message}`,
-          );
+        processMessage: (message) => {
+          this.#retryMs = FIRST_RETRY_MS;
+          return this.#track(this.#process(receiver, message));
         },
+        processError: async (args) => this.#onReceiveError(receiver, args.errorSource, args.error),
       },
       // Settlement is ours, as in the host: the SDK must not complete on its own.
       { maxConcurrentCalls, autoCompleteMessages: false },
     );
   }
 
+  /**
+   * The host's listener backs off when receiving keeps failing; the SDK alone retries a missing queue many times
+   * a second. A lasting error (the queue does not exist, the key is refused) closes the receiver and opens a new
+   * one after a growing wait, with one warning each time; a passing error is only logged.
+   */
+  async #onReceiveError(receiver: ServiceBusReceiver, source: string, error: Error): Promise<void> {
+    const { registration, entity, logger } = this.#options;
+    const code = (error as { code?: unknown }).code;
+    const where = `Service Bus trigger ${registration.name} (${entityLabel(entity)})`;
+    if (typeof code !== "string" || !LASTING_ERRORS.has(code)) {
+      logger.warn(`${where}: ${source} error: ${error.message}`);
+      return;
+    }
+    if (this.#retryTimer || this.#stopping || receiver !== this.#receiver) return;
+    const wait = this.#retryMs;
+    this.#retryMs = Math.min(this.#retryMs * 2, MAX_RETRY_MS);
+    logger.warn(`${where}: ${code}: ${error.message}; receiving again in ${wait / 1000} s`);
+    const subscription = this.#subscription;
+    this.#subscription = undefined;
+    this.#receiver = undefined;
+    await closeWithin(subscription?.close() ?? Promise.resolve());
+    await closeWithin(receiver.close());
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined;
+      if (!this.#stopping) this.#subscribe();
+    }, wait);
+  }
+
   /** Stops taking messages, lets running invocations finish (up to `graceMs`), then closes the receiver. */
   async stop(graceMs: number): Promise<void> {
     this.#stopping = true;
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
     if (this.#subscription) await closeWithin(this.#subscription.close());
     const deadline = Date.now() + graceMs;
     while (this.#inFlight.size > 0 && Date.now() < deadline) {

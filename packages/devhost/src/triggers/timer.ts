@@ -71,6 +71,10 @@ export class TimerTrigger {
   #status: ScheduleStatus | undefined;
   #wakeUp: (() => void) | undefined;
   #firing: Promise<void> | undefined;
+  /** The attempt running now; an occurrence between attempts waits on the clock and is not "running". */
+  #attempt: Promise<unknown> | undefined;
+  /** Set while an occurrence waits on the clock for its next retry. */
+  #retryWait: Promise<void> | undefined;
 
   constructor(options: TimerTriggerOptions) {
     this.#options = options;
@@ -132,6 +136,11 @@ export class TimerTrigger {
     });
   }
 
+  /** The function this timer runs. */
+  get name(): string {
+    return this.#options.registration.name;
+  }
+
   /** When the next occurrence is due (ms), for listings and tests. */
   nextOccurrence(): number {
     return this.#options.schedule.next(this.#options.clock.now()).getTime();
@@ -155,13 +164,21 @@ export class TimerTrigger {
     this.#firing = firing;
   }
 
-  /** Resolves once no occurrence is running (and the next one is armed); a virtual clock waits on this. */
+  /**
+   * Resolves once no attempt is running: the occurrence is done (and the next one armed), or it waits on the
+   * clock for a retry. A virtual clock waits on this, so one advance() plays what is due at that time, and the
+   * next advance() the retry it scheduled.
+   */
   async idle(): Promise<void> {
-    while (this.#firing) await this.#firing.catch(() => undefined);
+    for (;;) {
+      const busy = this.#attempt ?? (this.#retryWait ? undefined : this.#firing);
+      if (!busy) return;
+      await busy.catch(() => undefined);
+    }
   }
 
   async #invokeWithRetries(due: number, isPastDue: boolean, reason: string): Promise<void> {
-    const { registration, invoke, schedule, clock } = this.#options;
+    const { schedule, clock } = this.#options;
     const previous = this.#status;
     const payload = {
       Schedule: { AdjustForDST: true },
@@ -175,26 +192,7 @@ export class TimerTrigger {
       IsPastDue: isPastDue,
     };
     const triggerData: RpcTypedData = { json: JSON.stringify(payload) };
-    let result = await invoke(registration, { triggerData, reason });
-    const retry = this.#retry;
-    for (let attempt = 1; !result.succeeded && retry && !this.#stopped; attempt++) {
-      if (retry.maxRetryCount >= 0 && attempt > retry.maxRetryCount) break;
-      const delay =
-        retry.strategy === "fixedDelay"
-          ? retry.delayMs
-          : Math.min(retry.maximumMs, Math.max(retry.minimumMs, retry.minimumMs * 2 ** (attempt - 1)));
-      await this.#wait(delay);
-      if (this.#stopped) break;
-      result = await invoke(registration, {
-        triggerData,
-        reason,
-        retryContext: {
-          retryCount: attempt,
-          maxRetryCount: retry.maxRetryCount,
-          ...(result.error ? { exception: { message: result.error.message } } : {}),
-        },
-      });
-    }
+    await this.#invokeUnderRetryPolicy(triggerData, reason);
     if (this.#options.useMonitor) {
       this.#status = {
         last: hostDate(due),
@@ -202,6 +200,60 @@ export class TimerTrigger {
         lastUpdated: hostDate(clock.now().getTime()),
       };
       this.#writeStatus(this.#status);
+    }
+  }
+
+  /**
+   * Runs the function now, not past due, as func start's admin endpoint does: under the function's retry policy,
+   * like any other execution of it, and without moving the schedule.
+   */
+  async runNow(reason: string): Promise<InvocationResult> {
+    const triggerData: RpcTypedData = {
+      json: JSON.stringify({ Schedule: { AdjustForDST: true }, ScheduleStatus: null, IsPastDue: false }),
+    };
+    return this.#invokeUnderRetryPolicy(triggerData, reason);
+  }
+
+  /**
+   * One execution under the function's retry policy, as the WebJobs host runs it: with a policy, every attempt,
+   * the first included, carries a retry context (retryCount 0 first, then 1, 2, ...), so a function can tell
+   * its last attempt; after a failure the next attempt waits the policy's delay, up to maxRetryCount retries (-1:
+   * retry forever). Without a policy there is one attempt and no retry context.
+   */
+  async #invokeUnderRetryPolicy(triggerData: RpcTypedData, reason: string): Promise<InvocationResult> {
+    const { registration } = this.#options;
+    const invoke = (request: InvokeRequest): Promise<InvocationResult> => {
+      const attempt = this.#options.invoke(registration, request);
+      this.#attempt = attempt;
+      void attempt.finally(() => {
+        if (this.#attempt === attempt) this.#attempt = undefined;
+      });
+      return attempt;
+    };
+    const retry = this.#retry;
+    if (!retry) return invoke({ triggerData, reason });
+    let result: InvocationResult | undefined;
+    for (let retryCount = 0; ; retryCount++) {
+      result = await invoke({
+        triggerData,
+        reason,
+        retryContext: {
+          retryCount,
+          maxRetryCount: retry.maxRetryCount,
+          ...(result?.error ? { exception: { message: result.error.message } } : {}),
+        },
+      });
+      if (result.succeeded || this.#stopped) return result;
+      if (retry.maxRetryCount >= 0 && retryCount >= retry.maxRetryCount) return result;
+      const attempt = retryCount + 1;
+      const delay =
+        retry.strategy === "fixedDelay"
+          ? retry.delayMs
+          : Math.min(retry.maximumMs, Math.max(retry.minimumMs, retry.minimumMs * 2 ** (attempt - 1)));
+      this.#retryWait = this.#wait(delay);
+      await this.#retryWait;
+      this.#retryWait = undefined;
+      if (this.#stopped) return result;
     }
   }
 

@@ -22,14 +22,16 @@ export interface TestDevHost extends DevHost {
 
 export async function startTestDevHost(
   app: string,
-  options: Partial<Omit<DevHostOptions, "appEntry">> = {},
+  /** `appEntryOverride`: an entry elsewhere (a copy of the app, a pattern) instead of the app's index.js. */
+  options: Partial<Omit<DevHostOptions, "appEntry">> & { appEntryOverride?: string } = {},
 ): Promise<TestDevHost> {
+  const { appEntryOverride, ...hostOptions } = options;
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "devhost-test-"));
   const logs: LogRecord[] = [];
   const host = await startDevHost({
     port: 0,
-    ...options,
-    appEntry: sampleApp(app),
+    ...hostOptions,
+    appEntry: appEntryOverride ?? sampleApp(app),
     dataDir,
     log: (record) => {
       logs.push(record);

@@ -137,7 +137,7 @@ describe("devhost settings", () => {
       cosmosConfig: undefined,
     });
     expect(plan.notes).toContain(
-      "Cosmos DB: no DEVHOST_COSMOS_CONFIG setting names a config file, so the emulator creates no database.",
+      "Cosmos DB: no DEVHOST_COSMOS_CONFIG setting and no cosmos-emulator.config.json next to host.json, so the emulator creates no database.",
     );
   });
 });

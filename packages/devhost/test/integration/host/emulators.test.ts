@@ -70,6 +70,35 @@ describe("devhost and the embedded emulators", () => {
     expect(await isListening(port)).toBe(false);
   });
 
+  it("serves the queues of the app's own servicebus-emulator.config.json beside host.json, with no setting", async () => {
+    const port = await freePort();
+    const connection = emulatorConnection(port);
+    const host = await startTestDevHost("servicebus-app", {
+      settings: { ServiceBusConnection: connection, ...queues },
+      emulators: true,
+      startEmulators,
+    });
+    hosts.push(host);
+    expect(host.lines()).toContain(
+      `Service Bus: config ${path.join(APPS_DIR, "servicebus-app", "servicebus-emulator.config.json")}.`,
+    );
+    const client = new ServiceBusClient(connection);
+    try {
+      await client.createSender("orders").sendMessages({ body: { id: "own-config" } });
+      const receiver = client.createReceiver("alerts", { receiveMode: "receiveAndDelete" });
+      const [result] = await eventually(
+        async () => {
+          const got = await receiver.receiveMessages(1, { maxWaitTimeInMs: 200 });
+          return got.length > 0 ? got : undefined;
+        },
+        { timeoutMs: 10_000, what: "the output message" },
+      );
+      expect(result?.body).toEqual({ id: "own-config", done: true });
+    } finally {
+      await client.close();
+    }
+  });
+
   it("starts its own emulators when none is given, and says when no setting names a config", async () => {
     const port = await freePort();
     const host = await startTestDevHost("http-app", {
@@ -78,7 +107,7 @@ describe("devhost and the embedded emulators", () => {
     });
     hosts.push(host);
     expect(host.lines()).toContain(
-      "Service Bus: no DEVHOST_SERVICEBUS_CONFIG setting names a config file, so the emulator serves no queues.",
+      "Service Bus: no DEVHOST_SERVICEBUS_CONFIG setting and no servicebus-emulator.config.json next to host.json, so the emulator serves no queues.",
     );
     expect(await isListening(port)).toBe(true);
     await host.stop();

@@ -160,3 +160,41 @@ describe("devhost Service Bus trigger", () => {
     await receiver.close();
   });
 });
+
+describe("devhost Service Bus trigger on a queue the namespace does not have", () => {
+  let bus: ServiceBusFixture;
+  let host: TestDevHost;
+
+  beforeAll(async () => {
+    bus = await startServiceBus({ results: { LockDuration: "PT30S", MaxDeliveryCount: 3 } });
+    host = await startTestDevHost("servicebus-app", {
+      settings: {
+        ServiceBusConnection: bus.emulator.connectionString,
+        WORK_QUEUE: "no-such-queue",
+        RESULTS_QUEUE: "results",
+        FANOUT_QUEUE: "also-missing",
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await host?.stop();
+    await bus?.stop();
+    if (host) fs.rmSync(host.dataDir, { recursive: true, force: true });
+  });
+
+  it("warns naming the function and queue, and backs off instead of retrying many times a second", async () => {
+    const warnings = (): string[] =>
+      host.lines().filter((line) => line.startsWith("Service Bus trigger work (no-such-queue)"));
+    await eventually(() => warnings().length >= 2, { timeoutMs: 10_000, what: "a second warning" });
+    // 1 s then 2 s: by now at most three attempts, each one warning that says when it tries again.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(warnings().length).toBeLessThanOrEqual(3);
+    expect(warnings()[0]).toMatch(
+      /^Service Bus trigger work \(no-such-queue\): MessagingEntityNotFound: .*; receiving again in 1 s$/,
+    );
+    expect(warnings()[1]).toMatch(/receiving again in 2 s$/);
+    // The rest of the app still runs.
+    expect((await fetch(`${host.url}/api/seen`)).status).toBe(200);
+  });
+});

@@ -14,6 +14,7 @@ interface Tick {
 interface Report {
   ticks: Tick[];
   startups: { isPastDue: boolean }[];
+  flaky: Array<{ retryCount: number; maxRetryCount: number; exception?: { message?: string } } | null>;
 }
 
 const T0 = new Date("2024-03-01T10:00:00.000Z");
@@ -91,6 +92,40 @@ describe("devhost timer trigger", () => {
     expect(ticks).toEqual([{ isPastDue: false, scheduleStatus: null, schedule: { adjustForDST: true } }]);
     expect((await fetch(`${host.url}/admin/functions/ticks`, { method: "POST" })).status).toBe(400);
     expect((await fetch(`${host.url}/admin/functions/nope`, { method: "POST" })).status).toBe(404);
+  });
+
+  it("runs a function under its retry policy, with a retry context on every attempt, scheduled or on demand", async () => {
+    const clock = new VirtualClock(new Date("2024-03-01T11:59:59.000Z"));
+    const host = await start("0 0 0 1 1 *", clock);
+    const attempts = (r: Report) => r.flaky.map((c) => c && [c.retryCount, c.maxRetryCount]);
+    // The 12:00 occurrence: attempt 1, then one fixed delay of 1 s before each retry; the third attempt passes.
+    await clock.advance(1_000);
+    await clock.advance(1_000);
+    await clock.advance(1_000);
+    const scheduled = await report(host);
+    expect(attempts(scheduled)).toEqual([
+      [0, 4],
+      [1, 4],
+      [2, 4],
+    ]);
+    expect(scheduled.flaky[1]?.exception?.message).toContain("attempt 1 fails");
+    // On demand through the admin API, the same policy: three attempts again, a second apart (real time here).
+    const res = await fetch(`${host.url}/admin/functions/flaky`, { method: "POST", body: "{}" });
+    expect(res.status).toBe(202);
+    await clock.advance(1_000);
+    await clock.advance(1_000);
+    const both = await eventually(
+      async () => {
+        const r = await report(host);
+        return r.flaky.length >= 6 ? r : undefined;
+      },
+      { timeoutMs: 5_000, what: "three attempts on demand" },
+    );
+    expect(attempts(both).slice(3)).toEqual([
+      [0, 4],
+      [1, 4],
+      [2, 4],
+    ]);
   });
 
   it("runs an occurrence missed while the app was down at start-up, with isPastDue", async () => {

@@ -5,6 +5,7 @@ const { app } = require("@azure/functions");
 
 const ticks = [];
 const startups = [];
+const flaky = [];
 
 app.timer("tick", {
   schedule: "%TICK_SCHEDULE%",
@@ -26,4 +27,15 @@ app.timer("startup", {
   },
 });
 
-app.get("ticks", { handler: () => ({ jsonBody: { ticks, startups } }) });
+// Shaped like the public sample timerTriggerWithRetry: it fails until its third attempt, which it can tell only
+// from the retry context the host passes on every attempt under a retry policy.
+app.timer("flaky", {
+  schedule: "0 0 12 * * *",
+  retry: { strategy: "fixedDelay", delayInterval: { seconds: 1 }, maxRetryCount: 4 },
+  handler: (_timer, context) => {
+    flaky.push(context.retryContext ?? null);
+    if (!(context.retryContext?.retryCount >= 2)) throw new Error(`attempt ${flaky.length} fails`);
+  },
+});
+
+app.get("ticks", { handler: () => ({ jsonBody: { ticks, startups, flaky } }) });
