@@ -18,9 +18,11 @@ import { dotnetSdkVersion, runDotnetTest } from "./dotnetRunner";
 const QUEUES: Record<string, QueueProperties> = {
   processor: { LockDuration: "PT10S" },
   "processor-errors": { LockDuration: "PT10S", MaxDeliveryCount: 5 },
+  "processor-poison": { LockDuration: "PT10S", MaxDeliveryCount: 3 },
   renewal: { LockDuration: "PT2S" },
   "send-receive": { LockDuration: "PT30S" },
   batches: {},
+  large: {},
   "receive-and-delete": {},
   prefetch: { LockDuration: "PT30S" },
   abandon: {},
@@ -35,6 +37,7 @@ const QUEUES: Record<string, QueueProperties> = {
   duplicates: { RequiresDuplicateDetection: true, DuplicateDetectionHistoryTimeWindow: "PT1M" },
   peek: {},
   properties: {},
+  "modified-properties": {},
   refusals: {},
 };
 

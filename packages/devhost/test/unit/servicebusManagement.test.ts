@@ -1,12 +1,14 @@
 /**
  * $management answers in the types the .NET client casts them to: arrays for renew-lock's expirations
- * and schedule's sequence numbers, and a symbol for an error condition.
+ * and schedule's sequence numbers, and a symbol for an error condition; and they pass the types of
+ * update-disposition's properties-to-modify on to the message.
  */
 import { message as rheaMessage, types, type Message, type Typed } from "rhea";
 import { describe, expect, it } from "vitest";
 import { QUEUE_DEFAULTS } from "../../src/emulators/servicebus";
 import { EncodedMessage } from "../../src/emulators/servicebus/encodedMessage";
 import { handleManagementRequest } from "../../src/emulators/servicebus/management";
+import { encodeForReceiver } from "../../src/emulators/servicebus/wire";
 import { MessageQueue } from "../../src/emulators/servicebus/queue";
 
 function queue(): MessageQueue {
@@ -18,6 +20,23 @@ function request(operation: string, body: unknown): Message {
 }
 
 const typeName = (value: unknown) => (value as Typed).type.name;
+
+const reader = types as unknown as { Reader: new (buffer: Buffer) => { read(): Typed; remaining(): number } };
+
+/** A delivered message's application properties: name -> [AMQP type name, value]. */
+function applicationPropertyTypes(encoded: Buffer): Record<string, [string, unknown]> {
+  const r = new reader.Reader(encoded);
+  while (r.remaining() > 0) {
+    const section = r.read();
+    if (Number(types.unwrap(section.descriptor)) !== 0x74) continue;
+    const items = section.value as Typed[];
+    const entries: Record<string, [string, unknown]> = {};
+    for (let i = 0; i + 1 < items.length; i += 2)
+      entries[String(types.unwrap(items[i]))] = [items[i + 1]!.type.name, types.unwrap(items[i + 1])];
+    return entries;
+  }
+  return {};
+}
 
 describe("$management responses", () => {
   it("answers schedule-message with an array of long", () => {
@@ -49,6 +68,34 @@ describe("$management responses", () => {
     expect(
       (expirations as unknown as { array_constructor?: { typecode: number } }).array_constructor?.typecode,
     ).toBe(0x83);
+    q.dispose();
+  });
+
+  it("keeps the types of update-disposition's properties-to-modify as the client sent them", () => {
+    const q = queue();
+    q.send(EncodedMessage.decode(rheaMessage.encode({ body: "deferred" } as Message)));
+    const locked = q.receive("peekLock")!;
+    const lockToken = Buffer.from(locked.lockToken!.replace(/-/g, ""), "hex");
+    // The request as it travels, then as the emulator reads it: decoded by rhea, and typed.
+    const encoded = rheaMessage.encode({
+      application_properties: { operation: "com.microsoft:update-disposition" },
+      body: {
+        "lock-tokens": [types.wrap_uuid(lockToken)],
+        "disposition-status": "abandoned",
+        "properties-to-modify": { attempt: types.wrap_int(3), small: types.wrap_short(2) },
+      },
+    } as unknown as Message);
+    const response = handleManagementRequest(
+      q,
+      rheaMessage.decode(encoded) as unknown as Message,
+      EncodedMessage.decode(encoded).typedValueMap(),
+    );
+    expect(types.unwrap(response.application_properties?.statusCode)).toBe(200);
+    const again = q.receive("peekLock")!;
+    expect(applicationPropertyTypes(encodeForReceiver(again))).toEqual({
+      attempt: ["SmallInt", 3], // an int (rhea's decoding alone would write a uint back)
+      small: ["Short", 2],
+    });
     q.dispose();
   });
 

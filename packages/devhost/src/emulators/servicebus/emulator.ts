@@ -414,11 +414,12 @@ export class ServiceBusEmulator {
     if (role.kind === "cbs" || role.kind === "management") {
       delivery.update(true, settledOutcome("accepted"));
       const request = decodeMessage(payload);
-      const requestId = EncodedMessage.decode(payload).typedMessageId;
+      const encoded = EncodedMessage.decode(payload);
+      const requestId = encoded.typedMessageId;
       const response =
         role.kind === "cbs"
           ? this.putToken(ctx.connection, request)
-          : handleManagementRequest(role.queue, request);
+          : handleManagementRequest(role.queue, request, encoded.typedValueMap());
       // The response goes out after the request's settlement, as Azure sends them: uamqp (Python) fails
       // an operation whose response comes first. rhea writes a session's transfers before its
       // dispositions in one pass, and writes this disposition on the next tick; the reply follows it.

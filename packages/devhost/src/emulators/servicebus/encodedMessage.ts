@@ -147,6 +147,19 @@ export class EncodedMessage {
     return undefined;
   }
 
+  /**
+   * An amqp-value body that is a map, as key -> value with each value still typed as the sender wrote
+   * it ({} for any other body). A $management request is one: its properties-to-modify must reach the
+   * message with their types, which rhea's decoding loses.
+   */
+  typedValueMap(): Record<string, Typed> {
+    for (const bytes of this.sections.rest) {
+      const section = new codec.Reader(bytes).read();
+      if (sectionKind(section) === "value") return typedMapEntries(section) ?? {};
+    }
+    return {};
+  }
+
   /** The application properties, decoded (for inspection; the message keeps its own encoding). */
   applicationProperties(): Record<string, unknown> {
     const bytes = this.sections.applicationProperties;
@@ -220,6 +233,16 @@ export class EncodedMessage {
     parts.push(...this.sections.rest);
     return Buffer.concat(parts);
   }
+}
+
+/** A typed AMQP map as key -> typed value; undefined when the value is not a map. */
+export function typedMapEntries(value: unknown): Record<string, Typed> | undefined {
+  const typed = value as Partial<Typed> | null | undefined;
+  if (!typed?.type || !/^Map/.test(typed.type.name) || !Array.isArray(typed.value)) return undefined;
+  const items = typed.value as Typed[];
+  const entries: Record<string, Typed> = {};
+  for (let i = 0; i + 1 < items.length; i += 2) entries[String(codec.unwrap(items[i]))] = items[i + 1]!;
+  return entries;
 }
 
 function sectionKind(section: Typed): SectionKind {

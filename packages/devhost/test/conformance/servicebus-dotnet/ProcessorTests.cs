@@ -134,6 +134,57 @@ public class ProcessorTests : ConformanceTest
         Assert.Empty(await receiver.PeekMessagesAsync(10));
     }
 
+    [Fact]
+    public async Task A_message_whose_handler_always_throws_reaches_the_dead_letter_queue_at_MaxDeliveryCount()
+    {
+        var queue = Conformance.Queue("processor-poison"); // MaxDeliveryCount 3
+        await using var sender = Client.CreateSender(queue);
+        await sender.SendMessageAsync(new ServiceBusMessage("poison") { MessageId = "poison-1" });
+
+        var attempts = new ConcurrentQueue<int>();
+        await using var processor = Client.CreateProcessor(queue, new ServiceBusProcessorOptions
+        {
+            MaxConcurrentCalls = 1,
+            AutoCompleteMessages = true,
+        });
+        processor.ProcessMessageAsync += args =>
+        {
+            attempts.Enqueue(args.Message.DeliveryCount);
+            throw new InvalidOperationException("never succeeds");
+        };
+        processor.ProcessErrorAsync += _ => Task.CompletedTask;
+
+        await using var deadLetters = Client.CreateReceiver(queue, new ServiceBusReceiverOptions { SubQueue = SubQueue.DeadLetter });
+        await processor.StartProcessingAsync();
+        var dead = await Conformance.ReceiveOneAsync(deadLetters, 15);
+        await processor.StopProcessingAsync();
+
+        Assert.Equal("poison-1", dead.MessageId);
+        Assert.Equal("MaxDeliveryCountExceeded", dead.DeadLetterReason);
+        Assert.Equal(new[] { 1, 2, 3 }, attempts.ToArray());
+        await deadLetters.CompleteMessageAsync(dead);
+    }
+
+    [Fact]
+    public async Task A_processor_on_an_unknown_queue_reports_MessagingEntityNotFound_to_its_error_handler()
+    {
+        var reported = new TaskCompletionSource<Exception>(TaskCreationOptions.RunContinuationsAsynchronously);
+        await using var processor = Client.CreateProcessor("no-such-queue", new ServiceBusProcessorOptions { MaxConcurrentCalls = 1 });
+        processor.ProcessMessageAsync += _ => Task.CompletedTask;
+        processor.ProcessErrorAsync += args =>
+        {
+            reported.TrySetResult(args.Exception);
+            return Task.CompletedTask;
+        };
+
+        await processor.StartProcessingAsync();
+        var error = await Conformance.WithinAsync(reported.Task, 10, "the processor's error handler");
+        await processor.StopProcessingAsync();
+
+        var serviceBusError = Assert.IsType<ServiceBusException>(error);
+        Assert.Equal(ServiceBusFailureReason.MessagingEntityNotFound, serviceBusError.Reason);
+    }
+
     private static void InterlockedMax(ref int target, int value)
     {
         for (var current = target; value > current; current = target)

@@ -79,6 +79,24 @@ public class SendReceiveTests : ConformanceTest
     }
 
     [Fact]
+    public async Task A_message_just_under_the_tier_limit_is_sent_and_received_whole()
+    {
+        var queue = Conformance.Queue("large");
+        await using var sender = Client.CreateSender(queue);
+        var body = new byte[StandardTierMaxMessageSize - 4 * 1024]; // headroom for the sections around it
+        new Random(7).NextBytes(body);
+        await sender.SendMessageAsync(new ServiceBusMessage(body) { MessageId = "large-1" });
+
+        await using var receiver = Client.CreateReceiver(queue, new ServiceBusReceiverOptions
+        {
+            ReceiveMode = ServiceBusReceiveMode.ReceiveAndDelete,
+        });
+        var message = await Conformance.ReceiveOneAsync(receiver);
+        Assert.Equal("large-1", message.MessageId);
+        Assert.Equal(body, message.Body.ToArray());
+    }
+
+    [Fact]
     public async Task ReceiveAndDelete_removes_the_message_on_delivery()
     {
         var queue = Conformance.Queue("receive-and-delete");
