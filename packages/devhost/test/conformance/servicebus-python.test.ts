@@ -28,6 +28,13 @@ const QUEUES: Record<string, QueueProperties> = {
   "py-scheduling": {},
   "py-peek": {},
   "py-properties": {},
+  "py-sizes": {},
+  "py-max-delivery": { MaxDeliveryCount: 2 },
+  "py-lock-lost": { LockDuration: "PT1S" },
+  "py-renewal": { LockDuration: "PT5S" },
+  "py-expiry": { DeadLetteringOnMessageExpiration: true },
+  "py-duplicates": { RequiresDuplicateDetection: true, DuplicateDetectionHistoryTimeWindow: "PT1M" },
+  "py-refusals": {},
 };
 
 const SCRIPT = join(import.meta.dirname, "servicebus-python", "conformance.py");

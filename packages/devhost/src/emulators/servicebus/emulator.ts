@@ -93,6 +93,13 @@ const DEAD_LETTER_PATH_SUFFIX = "/$deadletterqueue";
 const SESSION_FILTER = "com.microsoft:session-filter";
 /** How long stop() lets clients answer the close frame before it drops their sockets. */
 const CLOSE_GRACE_MS = 100;
+/**
+ * The max-frame-size the emulator advertises in its open. Without one (AMQP's default, 4 GiB) uamqp
+ * (Python) writes a whole message into one transfer frame, which its own 64 KiB frame limit then
+ * refuses: no message over 64 KiB could be sent, and one over the size limit never reached the check
+ * that answers MessageSizeExceeded. With it, every client splits large messages into frames.
+ */
+const MAX_FRAME_SIZE_BYTES = 64 * 1024;
 
 /** A receiver link of a client, fed from a queue. */
 interface Consumer {
@@ -195,6 +202,7 @@ export class ServiceBusEmulator {
     const server = this.container.listen({
       host: this.host,
       port: this.requestedPort,
+      max_frame_size: MAX_FRAME_SIZE_BYTES,
       ...(this.tls ? { transport: "tls", key: this.tls.key, cert: this.tls.cert } : {}),
     });
     server.on("connection", (socket: Socket) => {

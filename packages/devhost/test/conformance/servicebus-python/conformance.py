@@ -8,17 +8,27 @@ class. Written for Debian bookworm's python3-azure (azure-servicebus 7.8.2, on p
 
 import datetime
 import os
+import re
 import time
 import unittest
 import uuid
 
 from azure.servicebus import (
+    AutoLockRenewer,
     ServiceBusClient,
     ServiceBusMessage,
     ServiceBusReceiveMode,
     ServiceBusSubQueue,
 )
-from azure.servicebus.exceptions import ServiceBusError
+from azure.servicebus.exceptions import (
+    MessageSizeExceededError,
+    ServiceBusAuthenticationError,
+    ServiceBusCommunicationError,
+    ServiceBusError,
+)
+
+# The Standard tier's limit, which the emulator enforces by default.
+STANDARD_TIER_MAX_MESSAGE_SIZE = 256 * 1024
 
 
 def required(name):
@@ -35,10 +45,10 @@ def queue(role):
     return required("SERVICEBUS_QUEUE_" + role.upper().replace("-", "_"))
 
 
-def client():
+def client(connection_string=None):
     # One retry and a short auth timeout: against a loopback emulator a slow answer is a bug.
     return ServiceBusClient.from_connection_string(
-        required("SERVICEBUS_CONNECTION_STRING"),
+        connection_string or required("SERVICEBUS_CONNECTION_STRING"),
         connection_verify=required("SERVICEBUS_CA_FILE"),
         retry_total=1,
         auth_timeout=10,
@@ -87,6 +97,21 @@ class SendReceiveTests(unittest.TestCase):
                 self.assertEqual(receiver.peek_messages(max_message_count=10), [])
 
 
+    def test_a_message_over_the_tier_limit_is_refused_and_one_under_it_arrives_whole(self):
+        with client() as sb:
+            name = queue("py-sizes")
+            with sb.get_queue_sender(name) as sender:
+                with self.assertRaises(MessageSizeExceededError):
+                    sender.send_messages(ServiceBusMessage(b"\x01" * (STANDARD_TIER_MAX_MESSAGE_SIZE + 1024)))
+                under = os.urandom(STANDARD_TIER_MAX_MESSAGE_SIZE - 4 * 1024)
+                sender.send_messages(ServiceBusMessage(under, message_id="py-large"))
+            with sb.get_queue_receiver(name, receive_mode=ServiceBusReceiveMode.RECEIVE_AND_DELETE) as receiver:
+                message = receive_one(receiver)
+                self.assertEqual(message.message_id, "py-large")
+                self.assertEqual(b"".join(message.body), under)
+                self.assertEqual(receiver.receive_messages(max_message_count=1, max_wait_time=1), [])
+
+
 class SettlementTests(unittest.TestCase):
     def test_abandon_redelivers_with_a_higher_delivery_count(self):
         with client() as sb:
@@ -115,6 +140,37 @@ class SettlementTests(unittest.TestCase):
                 self.assertEqual(dead.dead_letter_error_description, "Not good.")
                 self.assertIsNone(dead.dead_letter_source)
                 dead_letters.complete_message(dead)
+
+    def test_reaching_max_delivery_count_moves_the_message_to_the_dead_letter_queue(self):
+        with client() as sb:
+            name = queue("py-max-delivery")  # MaxDeliveryCount 2
+            with sb.get_queue_sender(name) as sender:
+                sender.send_messages(ServiceBusMessage("doomed", message_id="py-md"))
+            with sb.get_queue_receiver(name) as receiver:
+                for _ in range(2):
+                    receiver.abandon_message(receive_one(receiver))
+                self.assertEqual(receiver.receive_messages(max_message_count=1, max_wait_time=1), [])
+            with sb.get_queue_receiver(name, sub_queue=ServiceBusSubQueue.DEAD_LETTER) as dead_letters:
+                dead = receive_one(dead_letters)
+                self.assertEqual(dead.message_id, "py-md")
+                self.assertEqual(dead.dead_letter_reason, "MaxDeliveryCountExceeded")
+                dead_letters.complete_message(dead)
+
+    def test_settling_after_the_lock_lapsed_fails_and_the_message_comes_back(self):
+        with client() as sb:
+            name = queue("py-lock-lost")  # LockDuration PT1S
+            with sb.get_queue_sender(name) as sender:
+                sender.send_messages(ServiceBusMessage("slow"))
+            with sb.get_queue_receiver(name) as receiver:
+                message = receive_one(receiver)
+                time.sleep(1.5)
+                # 7.8.2 refuses by itself, from the message's locked_until (x-opt-locked-until), with a
+                # plain ServiceBusError rather than MessageLockLostError.
+                with self.assertRaisesRegex(ServiceBusError, "lock .* has expired"):
+                    receiver.complete_message(message)
+                again = receive_one(receiver)
+                self.assertEqual(again.delivery_count, message.delivery_count + 1)
+                receiver.complete_message(again)
 
     def test_defer_and_receive_deferred_by_sequence_number(self):
         with client() as sb:
@@ -147,6 +203,25 @@ class SettlementTests(unittest.TestCase):
                 receiver.complete_message(message)
 
 
+    def test_auto_lock_renewer_keeps_the_lock_past_its_duration(self):
+        with client() as sb:
+            name = queue("py-renewal")  # LockDuration PT5S, the shortest Azure allows
+            with sb.get_queue_sender(name) as sender:
+                sender.send_messages(ServiceBusMessage("slow", message_id="py-slow"))
+            renewer = AutoLockRenewer(max_lock_renewal_duration=60)
+            try:
+                with sb.get_queue_receiver(name, auto_lock_renewer=renewer) as receiver:
+                    message = receive_one(receiver)
+                    first = message.locked_until_utc
+                    time.sleep(11)  # 2.2 lock durations: without renewal the lock lapses
+                    self.assertGreater(message.locked_until_utc, first + datetime.timedelta(seconds=5))
+                    self.assertIsNone(message.auto_renew_error)
+                    receiver.complete_message(message)  # refused if the lock had lapsed
+                    self.assertEqual(receiver.receive_messages(max_message_count=1, max_wait_time=1), [])
+            finally:
+                renewer.close()
+
+
 class BrokerFeatureTests(unittest.TestCase):
     def test_schedule_and_cancel(self):
         with client() as sb:
@@ -165,6 +240,38 @@ class BrokerFeatureTests(unittest.TestCase):
                 self.assertEqual(str(message), "kept")
                 receiver.complete_message(message)
                 self.assertEqual(receiver.receive_messages(max_message_count=1, max_wait_time=1), [])
+
+    def test_an_expired_message_goes_to_the_dead_letter_queue(self):
+        with client() as sb:
+            name = queue("py-expiry")  # DeadLetteringOnMessageExpiration
+            with sb.get_queue_sender(name) as sender:
+                sender.send_messages(
+                    ServiceBusMessage("stale", message_id="py-ttl", time_to_live=datetime.timedelta(seconds=1))
+                )
+            time.sleep(1.5)
+            with sb.get_queue_receiver(name) as receiver:
+                self.assertEqual(receiver.receive_messages(max_message_count=1, max_wait_time=1), [])
+            with sb.get_queue_receiver(name, sub_queue=ServiceBusSubQueue.DEAD_LETTER) as dead_letters:
+                dead = receive_one(dead_letters)
+                self.assertEqual(dead.message_id, "py-ttl")
+                self.assertEqual(dead.dead_letter_reason, "TTLExpiredException")
+                dead_letters.complete_message(dead)
+
+    def test_duplicate_detection_drops_a_resent_message_id(self):
+        with client() as sb:
+            name = queue("py-duplicates")  # RequiresDuplicateDetection
+            with sb.get_queue_sender(name) as sender:
+                sender.send_messages(ServiceBusMessage("first", message_id="py-dup"))
+                sender.send_messages(ServiceBusMessage("again", message_id="py-dup"))
+                sender.send_messages(ServiceBusMessage("other", message_id="py-other"))
+            with sb.get_queue_receiver(name, receive_mode=ServiceBusReceiveMode.RECEIVE_AND_DELETE) as receiver:
+                bodies = []
+                while True:
+                    got = receiver.receive_messages(max_message_count=10, max_wait_time=1)
+                    if not got:
+                        break
+                    bodies += [str(m) for m in got]
+                self.assertEqual(bodies, ["first", "other"])
 
     def test_peek_browses_without_locking(self):
         with client() as sb:
@@ -212,6 +319,28 @@ class BrokerFeatureTests(unittest.TestCase):
                     self.assertEqual(type(received), type(value), key)
                     self.assertEqual(received, value, key)
                 receiver.complete_message(message)
+
+
+class RefusalTests(unittest.TestCase):
+    def test_a_wrong_sas_key_is_refused_with_an_authentication_error(self):
+        wrong = re.sub(r"SharedAccessKey=[^;]*", "SharedAccessKey=not-the-key", required("SERVICEBUS_CONNECTION_STRING"))
+        started = time.time()
+        with client(wrong) as sb:
+            with self.assertRaises(ServiceBusAuthenticationError):
+                with sb.get_queue_sender(queue("py-refusals")) as sender:
+                    sender.send_messages(ServiceBusMessage("x"))
+        self.assertLess(time.time() - started, 10, "the refusal came at once")
+
+    def test_an_unknown_queue_is_refused_as_not_found(self):
+        with client() as sb:
+            # 7.8.2 raises ServiceBusCommunicationError for amqp:not-found on a link (uamqp's LinkDetach
+            # is a connection error), with Service Bus's wording.
+            with self.assertRaisesRegex(ServiceBusCommunicationError, "could not be found"):
+                with sb.get_queue_sender("no-such-queue") as sender:
+                    sender.send_messages(ServiceBusMessage("x"))
+            with self.assertRaisesRegex(ServiceBusCommunicationError, "could not be found"):
+                with sb.get_queue_receiver("no-such-queue") as receiver:
+                    receiver.receive_messages(max_message_count=1, max_wait_time=2)
 
 
 if __name__ == "__main__":

@@ -158,6 +158,27 @@ describe("performatives", () => {
       connection.close();
     }
   });
+
+  it("advertise a 64 KiB max-frame-size, so that uamqp (Python) splits a large message into frames", async () => {
+    const connection = await open({ username: "RootManageSharedAccessKey", password: "SAS_KEY_VALUE" });
+    try {
+      const open = (connection as unknown as { remote: { open: { max_frame_size?: number } } }).remote.open;
+      expect(open.max_frame_size).toBe(64 * 1024);
+      // A message of several frames arrives whole.
+      const sender = connection.open_sender("wire");
+      await new Promise((resolve) => sender.once("sendable", resolve));
+      const accepted = new Promise((resolve) => sender.once("accepted", resolve));
+      sender.send({ message_id: "framed", body: Buffer.alloc(200 * 1024, 7) });
+      await accepted;
+    } finally {
+      connection.close();
+    }
+    const receiver = sb.client.createReceiver("wire", { receiveMode: "receiveAndDelete" });
+    const [message] = await receiver.receiveMessages(1, { maxWaitTimeInMs: 2_000 });
+    expect(message?.messageId).toBe("framed");
+    expect(Buffer.from(message?.body as Buffer).equals(Buffer.alloc(200 * 1024, 7))).toBe(true);
+    await receiver.close();
+  });
 });
 
 describe("CBS put-token", () => {
