@@ -25,10 +25,19 @@ const reader = types as unknown as { Reader: new (buffer: Buffer) => { read(): T
 
 /** A delivered message's application properties: name -> [AMQP type name, value]. */
 function applicationPropertyTypes(encoded: Buffer): Record<string, [string, unknown]> {
+  return typedSection(encoded, 0x74);
+}
+
+/** A delivered message's message annotations: name -> [AMQP type name, value]. */
+function messageAnnotations(encoded: Buffer): Record<string, [string, unknown]> {
+  return typedSection(encoded, 0x72);
+}
+
+function typedSection(encoded: Buffer, descriptor: number): Record<string, [string, unknown]> {
   const r = new reader.Reader(encoded);
   while (r.remaining() > 0) {
     const section = r.read();
-    if (Number(types.unwrap(section.descriptor)) !== 0x74) continue;
+    if (Number(types.unwrap(section.descriptor)) !== descriptor) continue;
     const items = section.value as Typed[];
     const entries: Record<string, [string, unknown]> = {};
     for (let i = 0; i + 1 < items.length; i += 2)
@@ -96,6 +105,29 @@ describe("$management responses", () => {
       attempt: ["SmallInt", 3], // an int (rhea's decoding alone would write a uint back)
       small: ["Short", 2],
     });
+    q.dispose();
+  });
+
+  it("peeks a deferred message with x-opt-message-state as an int, and a dead letter without x-opt-deadletter-source", () => {
+    const q = queue();
+    q.send(EncodedMessage.decode(rheaMessage.encode({ message_id: "d", body: "later" } as Message)));
+    q.defer(q.receive("peekLock")!.lockToken!);
+    q.send(EncodedMessage.decode(rheaMessage.encode({ message_id: "x", body: "poison" } as Message)));
+    q.deadLetter(q.receive("peekLock")!.lockToken!, { reason: "Bad", description: "Not good." });
+
+    const peek = (target: MessageQueue) =>
+      handleManagementRequest(
+        target,
+        request("peek-message", { "from-sequence-number": 1, "message-count": 10 }), // as rhea decodes it
+      );
+    const [deferred] = (peek(q).body as { messages: { message: Buffer }[] }).messages;
+    const state = messageAnnotations(deferred!.message)["x-opt-message-state"];
+    expect(state).toEqual(["SmallInt", 1]); // Deferred; .NET casts an int, not a uint
+    const [dead] = (peek(q.deadLetterQueue!).body as { messages: { message: Buffer }[] }).messages;
+    const application = applicationPropertyTypes(dead!.message);
+    expect(application.DeadLetterReason?.[1]).toBe("Bad");
+    expect(application.DeadLetterErrorDescription?.[1]).toBe("Not good.");
+    expect(messageAnnotations(dead!.message)).not.toHaveProperty("x-opt-deadletter-source");
     q.dispose();
   });
 
