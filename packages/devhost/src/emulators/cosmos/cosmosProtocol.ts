@@ -1,9 +1,12 @@
 /**
  * The gateway's translator: which correction applies to which request, so that the stand-in server answers
- * the .NET, Python and Node SDKs as Cosmos DB does. Everything else passes through unchanged.
+ * the .NET, Python and Node SDKs as Cosmos DB does. Most requests (item writes, reads, unscoped queries) go to
+ * the server as they are, or with a header added; the few that need their body or the answer changed are
+ * translated.
  */
 import { SyntaxError as QuerySyntaxError } from "@zeit/cosmosdb-query";
-import type { Backend, GatewayReply, GatewayRequest, Translator } from "./gateway";
+import type { IncomingHttpHeaders } from "node:http";
+import type { Backend, GatewayReply, GatewayRequest, RequestHead, Translator } from "./gateway";
 import {
   parsePartitionKeyHeader,
   PartitionScopeError,
@@ -24,25 +27,64 @@ import {
   withHttpContentLocation,
 } from "./protocolFixes";
 import { queryPlanFor } from "./queryPlan";
-import { containerPath, resourceOf, type Resource } from "./resourcePath";
+import { containerPath, resourceOf } from "./resourcePath";
 
 interface QueryBody {
   query?: string;
   parameters?: QueryParameter[];
 }
 
+type Treatment =
+  | { kind: "direct"; headers: IncomingHttpHeaders }
+  | { kind: "account" }
+  | { kind: "containerDefinition" }
+  | { kind: "queryPlan" }
+  | { kind: "partitionScoped"; db: string; coll: string; isReadFeed: boolean };
+
+/** What the request needs, from its method, path and headers alone (its body is not read yet). */
+function treatmentOf({ method, url, headers }: RequestHead): Treatment {
+  const resource = resourceOf(url);
+  if (resource.kind === "account" && method === "GET") return { kind: "account" };
+  if (
+    (resource.kind === "containers" && method === "POST") ||
+    (resource.kind === "container" && method === "PUT")
+  ) {
+    return { kind: "containerDefinition" };
+  }
+  if (resource.kind === "document" && method === "GET")
+    return { kind: "direct", headers: asPlainPointRead(headers) };
+  if (resource.kind !== "documents") return { kind: "direct", headers };
+
+  if (method === "POST" && isTrue(headers, HEADER.isQueryPlanRequest)) return { kind: "queryPlan" };
+  if (headerValue(headers, HEADER.partitionKey) === undefined) return { kind: "direct", headers };
+  const isQuery = method === "POST" && (isTrue(headers, HEADER.isQuery) || isQueryContent(headers));
+  // A read feed scoped to a partition key is the query of every item in it; a change feed (A-IM) is not.
+  const isReadFeed = method === "GET" && headers[HEADER.incrementalFeed] === undefined;
+  if (!isQuery && !isReadFeed) return { kind: "direct", headers };
+  return { kind: "partitionScoped", db: resource.db, coll: resource.coll, isReadFeed };
+}
+
+const isQueryContent = (headers: IncomingHttpHeaders): boolean =>
+  headerValue(headers, "content-type")?.split(";")[0]?.trim() === QUERY_CONTENT_TYPE;
+
 /** @param ownEndpoint advertised when a request has no Host header, e.g. `http://127.0.0.1:8081/` */
 export function cosmosProtocol(ownEndpoint: () => string): Translator {
-  return async (request, backend) => {
-    try {
-      const reply = await translate(request, backend, ownEndpoint);
-      return withHttpContentLocation(reply);
-    } catch (error) {
-      if (error instanceof PartitionScopeError || error instanceof QuerySyntaxError) {
-        return badRequest(error.message);
+  return {
+    direct(head) {
+      const treatment = treatmentOf(head);
+      return treatment.kind === "direct" ? treatment.headers : undefined;
+    },
+    responseHeader: withHttpContentLocation,
+    async translate(request, backend) {
+      try {
+        return await translate(request, backend, ownEndpoint);
+      } catch (error) {
+        if (error instanceof PartitionScopeError || error instanceof QuerySyntaxError) {
+          return badRequest(error.message);
+        }
+        throw error;
       }
-      throw error;
-    }
+    },
   };
 }
 
@@ -51,37 +93,24 @@ async function translate(
   backend: Backend,
   ownEndpoint: () => string,
 ): Promise<GatewayReply> {
-  const resource = resourceOf(request.url);
-  const { method, headers } = request;
-
-  if (resource.kind === "account" && method === "GET") {
-    const host = headerValue(headers, "host");
-    return withAdvertisedEndpoint(await backend(request), host ? `http://${host}/` : ownEndpoint());
+  const treatment = treatmentOf(request);
+  switch (treatment.kind) {
+    case "direct":
+      return backend({ ...request, headers: treatment.headers });
+    case "account": {
+      const host = headerValue(request.headers, "host");
+      return withAdvertisedEndpoint(await backend(request), host ? `http://${host}/` : ownEndpoint());
+    }
+    case "containerDefinition":
+      return backend(withHashPartitioning(request));
+    case "queryPlan": {
+      const { query } = (jsonBody(request.body) ?? {}) as QueryBody;
+      return jsonReply(200, queryPlanFor(query ?? ""));
+    }
+    case "partitionScoped":
+      return backend(await scopedToPartition(request, treatment, backend));
   }
-  if (
-    (resource.kind === "containers" && method === "POST") ||
-    (resource.kind === "container" && method === "PUT")
-  ) {
-    return backend(withHashPartitioning(request));
-  }
-  if (resource.kind === "document" && method === "GET") return backend(asPlainPointRead(request));
-  if (resource.kind !== "documents") return backend(request);
-
-  if (method === "POST" && isTrue(headers, HEADER.isQueryPlanRequest)) {
-    const { query } = (jsonBody(request.body) ?? {}) as QueryBody;
-    return jsonReply(200, queryPlanFor(query ?? ""));
-  }
-  const partitionKey = parsePartitionKeyHeader(headerValue(headers, HEADER.partitionKey));
-  if (!partitionKey) return backend(request);
-  const isQuery = method === "POST" && (isTrue(headers, HEADER.isQuery) || isQueryContent(request));
-  // A read feed scoped to a partition key is the query of every item in it; a change feed (A-IM) is not.
-  const isReadFeed = method === "GET" && headers[HEADER.incrementalFeed] === undefined;
-  if (!isQuery && !isReadFeed) return backend(request);
-  return backend(await scopedToPartition(request, resource, partitionKey, isReadFeed, backend));
 }
-
-const isQueryContent = (request: GatewayRequest): boolean =>
-  headerValue(request.headers, "content-type")?.split(";")[0]?.trim() === QUERY_CONTENT_TYPE;
 
 /**
  * The query (or read feed) rewritten to filter on the container's partition key paths, sent as a query: the
@@ -90,14 +119,14 @@ const isQueryContent = (request: GatewayRequest): boolean =>
  */
 async function scopedToPartition(
   request: GatewayRequest,
-  resource: Extract<Resource, { kind: "documents" }>,
-  partitionKey: NonNullable<ReturnType<typeof parsePartitionKeyHeader>>,
-  isReadFeed: boolean,
+  { db, coll, isReadFeed }: { db: string; coll: string; isReadFeed: boolean },
   backend: Backend,
 ): Promise<GatewayRequest> {
+  const partitionKey = parsePartitionKeyHeader(headerValue(request.headers, HEADER.partitionKey));
+  if (!partitionKey) return request;
   const container = await backend({
     method: "GET",
-    url: containerPath(resource.db, resource.coll),
+    url: containerPath(db, coll),
     headers: { host: request.headers.host },
     body: Buffer.alloc(0),
   });

@@ -73,22 +73,22 @@ function close(server: Server): Promise<void> {
 export async function startCosmosEmulator(opts: CosmosEmulatorOptions = {}): Promise<CosmosEmulator> {
   const host = opts.host ?? "127.0.0.1";
   const config = opts.config === undefined ? EMPTY_COSMOS_CONFIG : loadCosmosConfig(opts.config);
-  const backend = createHttpServer({ keepAlive: true });
-  const backendAddress = await listen(backend, 0, "127.0.0.1");
-  const requestedPort = opts.port ?? DEFAULT_COSMOS_PORT;
+  // The server listens on a private loopback port of its own: the gateway forwards translated requests there.
+  const server = createHttpServer({ keepAlive: true });
+  await listen(server, 0, "127.0.0.1");
   let endpoint = "";
   const gateway = createGateway(
-    backendAddress.port,
+    server,
     cosmosProtocol(() => `${endpoint}/`),
     opts.onRequest,
   );
   const stopBoth = async (): Promise<void> => {
     gateway.dispose();
-    await Promise.all([close(gateway.server), close(backend)]);
+    await Promise.all([close(gateway.server), close(server)]);
   };
   let address: AddressInfo;
   try {
-    address = await listen(gateway.server, requestedPort, host);
+    address = await listen(gateway.server, opts.port ?? DEFAULT_COSMOS_PORT, host);
   } catch (err) {
     await stopBoth();
     throw err;

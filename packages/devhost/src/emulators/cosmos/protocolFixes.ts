@@ -1,10 +1,10 @@
 /**
  * Small corrections of the stand-in server's answers and of what it expects, each one making it answer as
  * Cosmos DB does for a client other than @azure/cosmos (the .NET and Python SDKs). Each function is pure: it
- * takes a request or reply and gives the corrected one.
+ * takes a request, its headers or a reply and gives the corrected one.
  */
 import type { IncomingHttpHeaders } from "node:http";
-import type { GatewayReply, GatewayRequest } from "./gateway";
+import type { GatewayReply, GatewayRequest, HeaderValue } from "./gateway";
 
 export const HEADER = {
   partitionKey: "x-ms-documentdb-partitionkey",
@@ -61,8 +61,8 @@ export function withHashPartitioning(request: GatewayRequest): GatewayRequest {
  * was found, and a missing item is a 500 instead of a 404. @azure/cosmos sends the header on every request, so
  * its reads always took the path that works; the .NET and Python SDKs send it only on queries.
  */
-export function asPlainPointRead(request: GatewayRequest): GatewayRequest {
-  return { ...request, headers: { ...request.headers, [HEADER.enableCrossPartition]: "true" } };
+export function asPlainPointRead(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  return { ...headers, [HEADER.enableCrossPartition]: "true" };
 }
 
 /**
@@ -84,9 +84,12 @@ export function withAdvertisedEndpoint(reply: GatewayReply, endpoint: string): G
   return { ...reply, body: Buffer.from(JSON.stringify(account)) };
 }
 
-/** The server names every response `https://…` in Content-Location; it is served over http. */
-export function withHttpContentLocation(reply: GatewayReply): GatewayReply {
-  const location = reply.headers[HEADER.contentLocation];
-  if (typeof location !== "string" || !location.startsWith("https://")) return reply;
-  return { ...reply, headers: { ...reply.headers, [HEADER.contentLocation]: `http://${location.slice(8)}` } };
+/**
+ * The server names every response `https://…` in Content-Location; it is served over http. Applied to each
+ * response header as the server sets it (direct requests) or as the gateway writes it (translated ones).
+ */
+export function withHttpContentLocation<V extends HeaderValue>(name: string, value: V): V | string {
+  if (name.toLowerCase() !== HEADER.contentLocation) return value;
+  if (typeof value !== "string" || !value.startsWith("https://")) return value;
+  return `http://${value.slice("https://".length)}`;
 }

@@ -57,6 +57,27 @@ describe("the Cosmos emulator gateway", () => {
     expect(headers.get("content-location")).toBe(`${cosmos.emulator.endpoint}/`);
   });
 
+  it("names every response's location over http, whether the server answers it directly or translated", async () => {
+    // A point read and a write go to the server's own listener; a container creation is translated.
+    const read = await call(`${docs}/g-1`, { headers: { "x-ms-documentdb-partitionkey": '["G-A"]' } });
+    expect(read.headers.get("content-location")).toBe(`${cosmos.emulator.endpoint}${docs}/g-1`);
+    const written = await call(docs, {
+      method: "POST",
+      headers: { "x-ms-documentdb-partitionkey": '["G-C"]', "x-ms-documentdb-is-upsert": "True" },
+      body: { id: "g-4", orderId: "G-C", n: 4 },
+    });
+    expect(written.status).toBe(201);
+    expect(written.headers.get("content-location")).toBe(`${cosmos.emulator.endpoint}${docs}`);
+    const created = await call(`/dbs/${TEST_DATABASE}/colls`, {
+      method: "POST",
+      body: { id: "located", partitionKey: { paths: ["/tenant"] } },
+    });
+    expect(created.status).toBe(201);
+    expect(created.headers.get("content-location")).toBe(
+      `${cosmos.emulator.endpoint}/dbs/${TEST_DATABASE}/colls`,
+    );
+  });
+
   it("answers a point read of a missing item with 404 when only the partition key header is sent", async () => {
     const missing = await call(`${docs}/no-such-item`, {
       headers: { "x-ms-documentdb-partitionkey": '["G-A"]' },
