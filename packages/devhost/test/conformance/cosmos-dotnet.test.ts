@@ -87,6 +87,10 @@ describe("the Cosmos DB emulator with the .NET SDK (Microsoft.Azure.Cosmos 3.64.
           "trx;LogFileName=cosmos-dotnet.trx",
           "--results-directory",
           resultsDir,
+          // bin/ and obj/ in the temporary folder too: a test run leaves nothing in the source tree (no build
+          // output for the linters to find, no stale build from another branch).
+          "--artifacts-path",
+          path.join(resultsDir, "artifacts"),
         ],
         {
           cwd: PROJECT_DIR,

@@ -104,6 +104,34 @@ public class QueryTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task PagesWithinOnePartitionAndResumesFromAContinuationToken()
+    {
+        // The partition is named by the request option only, so every page is a query the gateway scopes to it.
+        var query = new QueryDefinition("SELECT * FROM c ORDER BY c.rank");
+        var options = new QueryRequestOptions { PartitionKey = new PartitionKey("part-1"), MaxItemCount = 1 };
+        var expected = Seeded.Where(o => o.OrderId == "part-1").OrderBy(o => o.Rank).Select(o => o.Id).ToList();
+
+        FeedResponse<Order> first;
+        using (var iterator = _orders.GetItemQueryIterator<Order>(query, requestOptions: options))
+        {
+            first = await iterator.ReadNextAsync();
+        }
+        Assert.Single(first);
+        Assert.False(string.IsNullOrEmpty(first.ContinuationToken));
+
+        var rest = await DrainAsync(_orders.GetItemQueryIterator<Order>(query, first.ContinuationToken, options));
+        Assert.Equal(expected, first.Concat(rest).Select(o => o.Id));
+    }
+
+    [Fact]
+    public async Task ReadsTheFeedOfOnePartitionWithoutAQuery()
+    {
+        // No query text: the SDK reads the container's feed with the partition key header (GET .../docs).
+        var feed = await DrainAsync(_orders.GetItemQueryIterator<Order>((string?)null, requestOptions: InPartition("part-0")));
+        Assert.Equal(Seeded.Where(o => o.OrderId == "part-0").Select(o => o.Id).Order(), feed.Select(o => o.Id).Order());
+    }
+
+    [Fact]
     public async Task CountsWithSelectValueCountAcrossPartitionsAndInOne()
     {
         var query = new QueryDefinition("SELECT VALUE COUNT(1) FROM c WHERE c.status = @status")
@@ -114,10 +142,15 @@ public class QueryTests : IAsyncLifetime
     }
 
     [Fact]
-    public async Task TakesTheFirstRowsWithTop()
+    public async Task TakesTheFirstRowsWithTopAcrossPartitionsAndInOne()
     {
-        var top = await QueryAsync<Order>(new QueryDefinition("SELECT TOP 3 * FROM c ORDER BY c.rank DESC"));
+        var query = new QueryDefinition("SELECT TOP 3 * FROM c ORDER BY c.rank DESC");
+        var top = await QueryAsync<Order>(query);
         Assert.Equal(Seeded.Select(o => o.Rank).OrderDescending().Take(3), top.Select(o => o.Rank));
+
+        var inOne = await QueryAsync<Order>(query, InPartition("part-2"));
+        var expected = Seeded.Where(o => o.OrderId == "part-2").Select(o => o.Rank).OrderDescending().Take(3);
+        Assert.Equal(expected, inOne.Select(o => o.Rank));
     }
 
     [Fact]

@@ -117,6 +117,11 @@ class Items(unittest.TestCase):
         CLIENT.UpsertItem(self.link, dict(order, rank=2))
         self.assertEqual(CLIENT.ReadItem(self.doc(order), {"partitionKey": order["orderId"]})["rank"], 2)
 
+    def test_replacing_or_deleting_a_missing_item_is_404(self):
+        order = new_order()
+        self.assertEqual(status_of(lambda: CLIENT.ReplaceItem(self.doc(order), order)), 404)
+        self.assertEqual(status_of(lambda: CLIENT.DeleteItem(self.doc(order), {"partitionKey": order["orderId"]})), 404)
+
     def test_deletes_with_the_current_etag_after_refusing_a_stale_one(self):
         order = new_order()
         created = CLIENT.CreateItem(self.link, order)
@@ -167,6 +172,19 @@ class Queries(unittest.TestCase):
         self.assertEqual(count, [sum(1 for o in self.SEEDED if o["status"] == "Done")])
         top = self.query("SELECT TOP 3 * FROM c ORDER BY c.rank", CROSS_PARTITION)
         self.assertEqual([o["rank"] for o in top], sorted(o["rank"] for o in self.SEEDED)[:3])
+
+    def test_pages_within_one_partition_named_by_the_option(self):
+        # Every page is a query the emulator scopes to part-0 from the partition key header alone.
+        iterable = CLIENT.QueryItems(self.link, "SELECT * FROM c ORDER BY c.rank", {"partitionKey": "part-0", "maxItemCount": 1})
+        pages = []
+        while True:
+            page = iterable.fetch_next_block()
+            if not page:
+                break
+            pages.append(page)
+        in_partition = sorted(o["rank"] for o in self.SEEDED if o["orderId"] == "part-0")
+        self.assertEqual([len(p) for p in pages], [1] * len(in_partition))
+        self.assertEqual([o["rank"] for p in pages for o in p], in_partition)
 
     def test_pages_by_max_item_count_without_duplicates_or_gaps(self):
         iterable = CLIENT.QueryItems(self.link, "SELECT * FROM c ORDER BY c.rank", dict(CROSS_PARTITION, maxItemCount=5))
