@@ -1,7 +1,7 @@
-// Known differences between the embedded stand-in (@vercel/cosmosdb-server 1.0.1 behind the emulator's gateway)
-// and real Cosmos DB, each asserted as the stand-in behaves today. An app can avoid every one of them (docs/cosmos-emulator.md in this
-// package says how). A test here failing means a new server version changed the behaviour: update the doc and, if the
-// difference is gone, the workaround may be dropped.
+// Known differences between the embedded stand-in (@vercel/cosmosdb-server 1.0.1 behind the emulator's
+// gateway) and real Cosmos DB, each asserted as the stand-in behaves today. An app can avoid every one of them
+// (docs/cosmos-emulator.md in this package says how). A test here failing means a new server version changed
+// the behaviour: update the doc and, if the difference is gone, the workaround may be dropped.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BulkOperationType, ChangeFeedStartFrom, type Container, type OperationInput } from "@azure/cosmos";
 import {
