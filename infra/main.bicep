@@ -90,6 +90,11 @@ param functionFailureThreshold int = 0
 @maxValue(1000)
 param maximumInstanceCount int = 40
 
+@description('Always-ready instances of each function group on the step\'s clock (the durable group, the three agents and agentReplies): warm instances keep a step\'s hops inside its deadline. 0: none, every group scales from zero (cheaper when idle; see docs/deployment.md, "Always-ready instances").')
+@minValue(0)
+@maxValue(10)
+param alwaysReadyInstances int = 1
+
 @description('Memory per function app instance in MB.')
 @allowed([512, 2048, 4096])
 param instanceMemoryMB int = 2048
@@ -101,11 +106,15 @@ var functionAppName = 'func-${resourceToken}'
 var developers principal[] = empty(principalId) ? [] : [{ id: principalId, type: principalType }]
 
 // Tuning defaults (docs/configuration.md). Strings, because app settings are strings; the app validates them
-// at start-up. Override any of them with appSettingOverrides instead of editing this file.
+// at start-up. Override any of them with appSettingOverrides instead of editing this file. The two deadlines
+// come from the latency budget of one step in Azure (docs/deployment.md, "Latency budget"): a step's hops
+// take up to 24 s when every function group is warm, and up to 30 s more when a group has to scale out, so
+// STEP_TIMEOUT_SECONDS is 60 (the local default, 30, assumes instant hops); a claim's hops take up to 35 s
+// from a cold durable group.
 var tuningDefaults = {
   STARTER_SCHEDULE: '*/5 * * * * *'
   SUPERVISOR_SCHEDULE: '*/15 * * * * *'
-  STEP_TIMEOUT_SECONDS: '30'
+  STEP_TIMEOUT_SECONDS: '60'
   CLAIM_TIMEOUT_SECONDS: '60'
   SUPERVISOR_MAX_FAILURES: '3'
   SUPERVISOR_BACKOFF_SECONDS: '10'
@@ -166,7 +175,6 @@ module storage 'modules/storage.bicep' = {
     location: location
     tags: tags
     deploymentContainerName: 'app-package-${take(functionAppName, 32)}'
-    hostsDurableTaskHub: !useScheduler
     hostPrincipals: concat([app], developers)
   }
 }
@@ -215,14 +223,14 @@ module scheduler 'modules/durableTaskScheduler.bicep' = if (useScheduler) {
   }
 }
 
-// With the scheduler backend, these settings point the Durable extension at it. The two
-// AzureFunctionsJobHost__ settings override host.json's durableTask.storageProvider, so the same
-// package runs on either backend (docs/deployment.md shows the equivalent host.json).
+// With the scheduler backend, the Durable extension connects to it through this setting, which the
+// deployed host.json names (durableTask.storageProvider.connectionStringName). The backend itself is
+// chosen in that host.json, which stage-package.sh writes from the same DURABLE_BACKEND, and never by
+// an AzureFunctionsJobHost__ setting: the scale controller reads the durable trigger's configuration
+// from the host.json on disk, and would not see an override (docs/deployment.md, "Durable backend").
 var schedulerSettings = useScheduler
   ? {
       DURABLE_TASK_SCHEDULER_CONNECTION_STRING: 'Endpoint=${scheduler!.outputs.endpoint};Authentication=ManagedIdentity;ClientID=${identity.outputs.clientId}'
-      AzureFunctionsJobHost__extensions__durableTask__storageProvider__type: 'azureManaged'
-      AzureFunctionsJobHost__extensions__durableTask__storageProvider__connectionStringName: 'DURABLE_TASK_SCHEDULER_CONNECTION_STRING'
     }
   : {}
 
@@ -267,6 +275,17 @@ var appSettings = union(
   schedulerSettings
 )
 
+// The function groups a step waits on: orchestrator and activities (Flex Consumption scales them together
+// as "durable"), and each Service Bus-triggered function on the step's path, which Flex scales on its own
+// ("function:<name>", the names registered in src/functions).
+var alwaysReadyGroups = [
+  'durable'
+  'function:inventoryAgent'
+  'function:paymentAgent'
+  'function:shippingAgent'
+  'function:agentReplies'
+]
+
 module functionApp 'modules/functionApp.bicep' = {
   name: 'function-app'
   scope: rg
@@ -281,6 +300,9 @@ module functionApp 'modules/functionApp.bicep' = {
     appSettings: appSettings
     maximumInstanceCount: maximumInstanceCount
     instanceMemoryMB: instanceMemoryMB
+    alwaysReady: alwaysReadyInstances == 0
+      ? []
+      : map(alwaysReadyGroups, g => { name: g, instanceCount: alwaysReadyInstances })
     operatorAppClientId: operatorAppClientId
   }
 }

@@ -72,13 +72,16 @@ resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2025-04-15
 // creates them from (DEVHOST_COSMOS_CONFIG in local.settings.sample.json), so that local runs, tests and Azure
 // have the same indexes, declared once. Each entry is a container resource body: { id, partitionKey,
 // indexingPolicy }. Every container is partitioned on /orderId and indexes everything but _etag; the state
-// container's composite indexes serve the ORDER BY of each query the app runs on it:
+// container's composite indexes serve the ORDER BY of each query the app runs on it. Cosmos DB uses a
+// composite index for `WHERE a = ... ORDER BY b` only when the ORDER BY names `a` first, so each query
+// sorts by the processState it filters on, then by its own field (src/services/stateStore.ts,
+// STATE_QUERIES; a unit test checks every sorted query against these indexes):
 //   starter     WHERE processState IN ('Pending','CompensationPending') AND lockedBy = null
-//               AND retryAt <= @now ORDER BY createdAt
+//               AND retryAt <= @now ORDER BY processState, createdAt         (processState, createdAt)
 //   supervisor  WHERE processState IN ('Processing','Compensating') AND completeBy < @now
-//               AND completeBy >= @windowStart ORDER BY completeBy
+//               AND completeBy >= @windowStart ORDER BY processState, completeBy   (processState, completeBy)
 //   operator    [WHERE processState = @s] AND (updatedAt, id) < @position
-//               ORDER BY [processState,] updatedAt DESC, id DESC
+//               ORDER BY [processState,] updatedAt DESC, id DESC   ([processState,] updatedAt DESC, id DESC)
 // and its steps[] and history[] are never filtered on and are rewritten on every transition: keeping them out of
 // the index cuts the RU charge of each write. The file's database id is this app's default database name
 // (cosmosDatabaseName in main.bicep); the containers are created in whichever database this module is given.

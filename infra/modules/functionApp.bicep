@@ -38,6 +38,9 @@ param maximumInstanceCount int
 @allowed([512, 2048, 4096])
 param instanceMemoryMB int
 
+@description('Always-ready instances per function group or function ({ name, instanceCount }); billed while idle.')
+param alwaysReady { name: string, instanceCount: int }[] = []
+
 @description('Client id of the Entra ID app registration operators sign in with (infra/scripts/operator-app.sh). Empty: no sign-in, and the operator routes answer 503.')
 param operatorAppClientId string = ''
 
@@ -86,6 +89,7 @@ resource site 'Microsoft.Web/sites@2024-11-01' = {
       scaleAndConcurrency: {
         maximumInstanceCount: maximumInstanceCount
         instanceMemoryMB: instanceMemoryMB
+        alwaysReady: alwaysReady
       }
       runtime: {
         name: 'node'

@@ -17,6 +17,10 @@
 //   agent-replies     no duplicate detection (a duplicate reply is ignored by the orchestration),
 //                     lock 1 min, 5 deliveries, TTL 1 hour.
 //   alerts            read by operators: 10 deliveries, TTL 14 days.
+//   rejected-messages read by operators: each message a trigger refused for good (invalid,
+//                     conflicting, answering no request), its body as received and the reason in
+//                     its application properties. Duplicate detection: a redelivered refusal is set
+//                     aside once. 10 deliveries, TTL 14 days.
 //   status-*          per-submitter notifications, best effort: TTL 1 day, expired messages are
 //                     dropped instead of dead-lettered.
 // Every queue dead-letters after its last delivery; the alert rules watch the dead-letter counts.

@@ -1,6 +1,7 @@
 // The storage account behind AzureWebJobsStorage: host leases and timer-trigger state (blobs), the
-// Flex Consumption deployment package (a blob container), and, with the AzureStorage durable
-// backend, the task hub's control/work-item queues and history/instance tables.
+// Flex Consumption deployment package (a blob container), the host's own queues and tables
+// (diagnostic events, which it writes with either durable backend), and, with the AzureStorage
+// durable backend, the task hub's control/work-item queues and history/instance tables.
 // Shared key access is disabled: only Entra ID tokens are accepted.
 
 import { roleIds, principal } from 'roles.bicep'
@@ -18,9 +19,6 @@ param tags object
 
 @description('Blob container that Flex Consumption deploys the app package from.')
 param deploymentContainerName string
-
-@description('True when the Durable Task hub lives in this account (queues and tables needed).')
-param hostsDurableTaskHub bool
 
 @description('Principals that run the Functions host (the app identity, and the developer for local runs).')
 param hostPrincipals principal[]
@@ -63,11 +61,14 @@ resource deploymentContainer 'Microsoft.Storage/storageAccounts/blobServices/con
 }
 
 // Blob Data Owner (not Contributor) because the Functions host manages blob leases and containers
-// for AzureWebJobsStorage; queues and tables only when the task hub is stored here.
-var hostRoles = concat(
-  [roleIds.storageBlobDataOwner],
-  hostsDurableTaskHub ? [roleIds.storageQueueDataContributor, roleIds.storageTableDataContributor] : []
-)
+// for AzureWebJobsStorage. Queue and Table Data Contributor with either durable backend: the task hub
+// needs them with AzureStorage, and the host itself writes diagnostic events to tables and is given
+// the queue and table endpoints with the Durable Task Scheduler too (as the official sample grants).
+var hostRoles = [
+  roleIds.storageBlobDataOwner
+  roleIds.storageQueueDataContributor
+  roleIds.storageTableDataContributor
+]
 
 var hostRoleGrants = flatten(map(hostPrincipals, p => map(hostRoles, r => { principal: p, roleId: r })))
 

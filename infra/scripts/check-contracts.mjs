@@ -12,6 +12,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { deployedHostJson, SCHEDULER_CONNECTION_SETTING } from "./deployed-host-json.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const failures = [];
@@ -109,15 +110,16 @@ function checkQueueConfig() {
   const queues = readJson(file).UserConfig.Namespaces[0].Queues;
   const byName = new Map(queues.map((q) => [q.Name, q.Properties]));
   const requestQueues = ["inventory-requests", "payment-requests", "shipping-requests"];
-  for (const name of ["orders", ...requestQueues, "agent-replies", "alerts"]) {
+  for (const name of ["orders", ...requestQueues, "agent-replies", "alerts", "rejected-messages"]) {
     check(byName.has(name), `queue "${name}" is missing from ${path.relative(root, file)}`);
   }
   check(
     queues.some((q) => q.Name.startsWith("status-")),
     "the queue config has no status-* queue to use as the template",
   );
-  // Requests, and the alerts a record decided, carry a MessageId that names one thing: a re-send is a duplicate.
-  for (const name of [...requestQueues, "alerts"]) {
+  // Requests, the alerts a record decided and the refused messages set aside carry a MessageId that names one
+  // thing: a re-send is a duplicate.
+  for (const name of [...requestQueues, "alerts", "rejected-messages"]) {
     check(
       byName.get(name)?.RequiresDuplicateDetection === true,
       `queue "${name}" must have duplicate detection`,
@@ -517,6 +519,140 @@ function checkOperatorSignIn(snapshot, label, clientId) {
   );
 }
 
+const STORAGE_HOST_ROLES = {
+  "b7e6dc6d-f1e8-4753-8033-0f276bb0955b": "Storage Blob Data Owner",
+  "974c5e8b-45b9-4653-ba55-5f855dd0fb88": "Storage Queue Data Contributor",
+  "0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3": "Storage Table Data Contributor",
+};
+const DURABLE_TASK_DATA_CONTRIBUTOR = "0ad04412-c4d5-4796-b79c-f76d14c8d402";
+
+// The host writes diagnostic events to tables and is given the queue and table endpoints with either durable
+// backend, so the app's identity needs all three storage roles in both modes.
+function checkStorageRoles(snapshot, label) {
+  const granted = new Set(
+    predicted(snapshot, "Microsoft.Authorization/roleAssignments")
+      .filter((a) => isAppIdentity(a.properties.principalId))
+      .filter((a) => /\/Microsoft\.Storage\/storageAccounts\/[^/]+$/.test(assignmentScope(a.id)))
+      .map((a) => a.properties.roleDefinitionId.split("/").pop()),
+  );
+  for (const [id, role] of Object.entries(STORAGE_HOST_ROLES)) {
+    check(granted.has(id), `${label}: the app's identity must have ${role} on the storage account`);
+  }
+}
+
+// The names of the functions the app registers (src/functions), from their registration calls: app.<trigger>("name")
+// and the agents' `${agent}Agent` for each registerAgent("<agent>").
+function registeredFunctionNames() {
+  const names = new Set();
+  const dir = path.join(root, "src/functions");
+  for (const file of fs.readdirSync(dir).filter((f) => f.endsWith(".ts"))) {
+    const text = fs.readFileSync(path.join(dir, file), "utf8");
+    for (const m of text.matchAll(/\bapp\.\w+\(\s*"([A-Za-z][\w-]*)"/g)) names.add(m[1]);
+    if (text.includes("`${agent}Agent`")) {
+      for (const m of text.matchAll(/registerAgent\("(\w+)"\)/g)) names.add(`${m[1]}Agent`);
+    }
+  }
+  return names;
+}
+
+// The function groups a step waits on keep warm instances (docs/deployment.md, "Always-ready instances"), and
+// every per-function entry names a function the app really registers: a misspelt one would silently do nothing.
+function checkAlwaysReady(snapshot, label) {
+  const site = predicted(snapshot, "Microsoft.Web/sites")[0];
+  const alwaysReady = site?.properties?.functionAppConfig?.scaleAndConcurrency?.alwaysReady ?? [];
+  const names = alwaysReady.map((a) => a.name);
+  const registered = registeredFunctionNames();
+  for (const name of names.filter((n) => n.startsWith("function:"))) {
+    check(
+      registered.has(name.slice("function:".length)),
+      `${label}: alwaysReady names ${name}, but src/functions registers no such function (${[...registered].join(", ")})`,
+    );
+  }
+  for (const needed of [
+    "durable",
+    "function:inventoryAgent",
+    "function:paymentAgent",
+    "function:shippingAgent",
+    "function:agentReplies",
+  ]) {
+    check(
+      names.includes(needed),
+      `${label}: alwaysReady must keep ${needed} warm (found ${names.join(", ") || "none"})`,
+    );
+  }
+  check(
+    alwaysReady.every((a) => Number.isInteger(a.instanceCount) && a.instanceCount >= 1),
+    `${label}: every alwaysReady entry needs at least one instance`,
+  );
+}
+
+/** A TimeSpan such as 00:00:02 in seconds. */
+const timeSpanSeconds = (span) => {
+  const [h, m, sec] = String(span).split(":").map(Number);
+  return h * 3600 + m * 60 + sec;
+};
+
+// The durable backend is chosen in the deployed host.json, which the scale controller reads, never by an
+// AzureFunctionsJobHost__ override it cannot see (docs/deployment.md, "Durable backend").
+function checkDurableBackend(snapshot, label) {
+  const settings = appSettingsOf(snapshot);
+  const overrides = Object.keys(settings).filter((k) =>
+    /^AzureFunctionsJobHost__extensions__durableTask/i.test(k),
+  );
+  check(
+    overrides.length === 0,
+    `${label}: the durable backend must be set in the deployed host.json, not by ${overrides.join(", ")}`,
+  );
+  const scheduler = label.includes("scheduler");
+  const host = deployedHostJson(scheduler ? "DurableTaskScheduler" : "AzureStorage");
+  const provider = host.extensions.durableTask.storageProvider ?? {};
+  if (scheduler) {
+    check(
+      provider.type === "azureManaged" && provider.connectionStringName === SCHEDULER_CONNECTION_SETTING,
+      `${label}: the deployed host.json must name the azureManaged provider and ${SCHEDULER_CONNECTION_SETTING}`,
+    );
+    check(
+      // Unresolved references in the snapshot: format('Endpoint={0};Authentication=ManagedIdentity;ClientID={1}', ...)
+      /Endpoint=.+;Authentication=ManagedIdentity;ClientID=/.test(
+        String(settings[SCHEDULER_CONNECTION_SETTING] ?? ""),
+      ),
+      `${label}: ${SCHEDULER_CONNECTION_SETTING} must be set, identity-based`,
+    );
+    const grants = predicted(snapshot, "Microsoft.Authorization/roleAssignments").filter(
+      (a) =>
+        isAppIdentity(a.properties.principalId) &&
+        a.properties.roleDefinitionId.endsWith(DURABLE_TASK_DATA_CONTRIBUTOR),
+    );
+    check(grants.length >= 1, `${label}: the app's identity must be Durable Task Data Contributor`);
+    // azureManaged arrived in extension bundle 4.30; the scheduler's quickstart asks for 4.32 or later.
+    const lower = /^\[(\d+)\.(\d+)/.exec(host.extensionBundle?.version ?? "");
+    check(
+      lower && (Number(lower[1]) > 4 || (Number(lower[1]) === 4 && Number(lower[2]) >= 32)),
+      `${label}: host.json's extension bundle range must start at 4.32.0 or later (${host.extensionBundle?.version})`,
+    );
+  } else {
+    check(
+      provider.type === undefined || provider.type === "AzureStorage",
+      `${label}: the AzureStorage package's host.json must not name another provider (${provider.type})`,
+    );
+    check(
+      provider.maxQueuePollingInterval !== undefined &&
+        timeSpanSeconds(provider.maxQueuePollingInterval) <= 5,
+      `${label}: host.json must set durableTask.storageProvider.maxQueuePollingInterval to a few seconds (default 30 s per hop)`,
+    );
+    check(
+      settings[SCHEDULER_CONNECTION_SETTING] === undefined,
+      `${label}: no scheduler connection without the scheduler backend`,
+    );
+  }
+  const stage = fs.readFileSync(path.join(root, "infra/scripts/stage-package.sh"), "utf8");
+  check(
+    /node infra\/scripts\/deployed-host-json\.mjs "\$durable_backend"/.test(stage) &&
+      /DURABLE_BACKEND/.test(stage),
+    "stage-package.sh must write the deployed host.json with deployed-host-json.mjs from DURABLE_BACKEND",
+  );
+}
+
 function checkSnapshots(files) {
   for (const file of files) {
     const snapshot = readJson(file);
@@ -526,6 +662,9 @@ function checkSnapshots(files) {
     )?.[1];
     checkSendRights(snapshot, label);
     checkOperatorSignIn(snapshot, label, clientId);
+    checkStorageRoles(snapshot, label);
+    checkAlwaysReady(snapshot, label);
+    checkDurableBackend(snapshot, label);
   }
 }
 

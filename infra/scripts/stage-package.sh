@@ -4,7 +4,9 @@
 # the folder, so `azd package` / `azd deploy` zip it as is (remoteBuild: false: no build on Azure).
 #
 #   dist/deploy/
-#     host.json, package.json, package-lock.json   the repository's own, unchanged
+#     host.json             the repository's, with the Durable storageProvider of the azd environment's
+#                           DURABLE_BACKEND (deployed-host-json.mjs; default AzureStorage)
+#     package.json, package-lock.json   the repository's own, unchanged
 #     dist/src/**.js        the compiled app ("main" is dist/src/index.js); no source maps, no tests
 #     node_modules/         production dependencies only, from the lockfile, without source maps
 #                           and type declarations (install-production.sh)
@@ -14,7 +16,8 @@
 # on Azure.
 #
 # Usage: bash infra/scripts/stage-package.sh    (from anywhere; needs node, npm and the npm registry
-#                                                or a warm npm cache)
+#                                                or a warm npm cache; azd passes its environment's
+#                                                values, DURABLE_BACKEND among them)
 set -euo pipefail
 
 # azure.yaml's `dist:` must name the same folder (npm run infra:check compares them).
@@ -30,7 +33,11 @@ npm run build --silent
 
 rm -rf "$staging"
 mkdir -p "$staging"
-cp host.json "$staging/"
+# The same value main.parameters.json gives main.bicep's durableBackend, so the package and the
+# infrastructure agree on the backend.
+durable_backend="${DURABLE_BACKEND:-AzureStorage}"
+node infra/scripts/deployed-host-json.mjs "$durable_backend" "$staging/host.json"
+echo "stage-package: host.json for the $durable_backend durable backend"
 
 main="$(node -p 'require("./package.json").main')"
 case "$main" in

@@ -6,6 +6,7 @@ export * from "./stateRecord";
 export * from "./messages";
 export * from "./replyCheck";
 export * from "./retryBudget";
+export * from "./latencyBudget";
 export * from "./leases";
 export * from "./transitionTable";
 export * from "./transitions";

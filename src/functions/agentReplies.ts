@@ -3,18 +3,23 @@ import * as df from "durable-functions";
 import { dependencies } from "../app/dependencies";
 import { attemptClient } from "../scheduler/durableClient";
 import { routeReply } from "../scheduler/replyRouter";
-import { isFirstDelivery, RejectedMessageError } from "./rejectedMessage";
+import { isFirstDelivery, setAsideRejected } from "./rejectedMessage";
 
 app.serviceBusQueue("agentReplies", {
   connection: "ServiceBusConnection",
   queueName: "agent-replies",
   extraInputs: [df.input.durableClient()],
   handler: async (message: unknown, context: InvocationContext) => {
+    const deps = dependencies();
     const client = attemptClient(df.getClient(context));
-    const outcome = await routeReply(dependencies(), context, client, message, {
-      alert: isFirstDelivery(context),
-    });
-    if (outcome.kind === "refused") throw new RejectedMessageError(outcome.reason);
+    const outcome = await routeReply(deps, context, client, message, { alert: isFirstDelivery(context) });
+    if (outcome.kind === "refused") {
+      await setAsideRejected(deps, context, "agent-replies", message, {
+        reason: "refused",
+        description: outcome.reason,
+      });
+      return;
+    }
     if (outcome.kind !== "delivered") context.log(`agentReplies: ${outcome.kind}: ${outcome.reason}`);
   },
 });

@@ -2,7 +2,7 @@ import { app, type InvocationContext } from "@azure/functions";
 import { agentRequestQueue, type AgentName } from "../domain";
 import { dependencies } from "../app/dependencies";
 import { handleAgentRequest } from "../agents/agent";
-import { isFirstDelivery, RejectedMessageError } from "./rejectedMessage";
+import { isFirstDelivery, setAsideRejected } from "./rejectedMessage";
 
 /** One agent function per remote service, each on its own request queue. */
 function registerAgent(agent: AgentName): void {
@@ -10,10 +10,17 @@ function registerAgent(agent: AgentName): void {
     connection: "ServiceBusConnection",
     queueName: agentRequestQueue(agent),
     handler: async (message: unknown, context: InvocationContext) => {
-      const outcome = await handleAgentRequest(dependencies(), context, agent, message, {
+      const deps = dependencies();
+      const outcome = await handleAgentRequest(deps, context, agent, message, {
         alert: isFirstDelivery(context),
       });
-      if (outcome.kind === "invalid") throw new RejectedMessageError(`${agent}-requests: ${outcome.reason}`);
+      if (outcome.kind === "invalid") {
+        await setAsideRejected(deps, context, agentRequestQueue(agent), message, {
+          reason: "invalid",
+          description: outcome.reason,
+        });
+        return;
+      }
       context.log(`${agent}: ${outcome.kind}${"reason" in outcome ? ` (${outcome.reason})` : ""}`);
     },
   });

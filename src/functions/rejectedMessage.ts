@@ -1,13 +1,50 @@
 import type { InvocationContext } from "@azure/functions";
+import type { Dependencies } from "../app/dependencies";
+import type { RejectedMessage } from "../services/serviceBus";
 
 /**
- * Thrown for a message that can never be accepted (invalid, conflicting, or answering no request). A Node.js
- * function cannot dead-letter the message it was triggered by (that needs the preview SDK-binding extension), so
- * it fails the invocation: the host abandons the message and Service Bus dead-letters it at MaxDeliveryCount,
- * where it stays as evidence. The operator alert with the real reason goes out on the first delivery only.
+ * What a trigger does with a message that can never be accepted (invalid, conflicting, or answering no request):
+ * it sets the message aside on the rejected-messages queue, with the reason in its application properties, and
+ * returns, so the host completes the original. Throwing instead would fail the invocation on every delivery (the
+ * function-failure alert fires MaxDeliveryCount times per bad message) and leave a dead letter that says only
+ * MaxDeliveryCountExceeded. A Node.js function cannot dead-letter its own trigger message with a reason of its own
+ * on every platform: that needs the host's settlement service (docs/deployment.md, "Rejected messages").
+ *
+ * The forwarded copy's MessageId is derived from the original's sequence number, and the rejected-messages queue
+ * detects duplicates, so a redelivery after a crash between the forward and the completion sets nothing aside
+ * twice.
  */
-export class RejectedMessageError extends Error {
-  override name = "RejectedMessageError";
+export async function setAsideRejected(
+  deps: Pick<Dependencies, "messaging">,
+  context: InvocationContext,
+  sourceQueue: string,
+  body: unknown,
+  rejection: { reason: string; description: string },
+): Promise<void> {
+  const metadata = context.triggerMetadata ?? {};
+  const rejected: RejectedMessage = {
+    sourceQueue,
+    body,
+    originalMessageId: textOf(metadata.messageId) ?? context.invocationId,
+    originalSequenceNumber:
+      metadata.sequenceNumber === undefined || metadata.sequenceNumber === null
+        ? undefined
+        : String(metadata.sequenceNumber as string | number),
+    originalContentType: textOf(metadata.contentType),
+    originalEnqueuedTimeUtc: textOf(metadata.enqueuedTimeUtc),
+    deliveryCount: Number(metadata.deliveryCount ?? 1),
+    reason: rejection.reason,
+    description: rejection.description,
+  };
+  await deps.messaging.sendRejected(rejected);
+  context.warn(
+    `${sourceQueue}: message ${rejected.originalMessageId} set aside on rejected-messages: ` +
+      `${rejection.reason}: ${rejection.description}`,
+  );
+}
+
+function textOf(value: unknown): string | undefined {
+  return typeof value === "string" && value !== "" ? value : undefined;
 }
 
 /** True on a message's first delivery, when its alert is due; later deliveries only log. */

@@ -4,12 +4,18 @@ import { dependencies } from "../app/dependencies";
 import { startAttemptWith } from "../scheduler/durableClient";
 import { claimAndStart } from "../scheduler/starter";
 import { submitOrder } from "../submission/submit";
-import { isFirstDelivery, RejectedMessageError } from "./rejectedMessage";
+import { isFirstDelivery, setAsideRejected } from "./rejectedMessage";
 
 export async function submitOrderHandler(message: unknown, context: InvocationContext): Promise<void> {
   const deps = dependencies();
   const outcome = await submitOrder(deps, context, message, { alert: isFirstDelivery(context) });
-  if (outcome.kind !== "accepted") throw new RejectedMessageError(`${outcome.kind}: ${outcome.reason}`);
+  if (outcome.kind !== "accepted") {
+    await setAsideRejected(deps, context, "orders", message, {
+      reason: outcome.kind,
+      description: outcome.reason,
+    });
+    return;
+  }
   context.log(`order ${outcome.record.orderId} ${outcome.created ? "accepted" : "already accepted"}`);
   if (outcome.created) {
     // Fast path: an idle system starts the order now instead of at the next starter tick.

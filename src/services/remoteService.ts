@@ -11,6 +11,7 @@ import {
   wrap,
   type CircuitBreakerPolicy,
 } from "cockatiel";
+import { AGENT_BACKOFF } from "../domain";
 
 export type RemoteOutcome =
   | { outcome: "ok"; status: number; body: unknown; calls: number }
@@ -99,8 +100,8 @@ export class RemoteServiceClient {
         {
           maxAttempts: this.options.maxAttempts - 1,
           backoff: new ExponentialBackoff({
-            initialDelay: this.options.initialBackoffMs ?? 200,
-            maxDelay: this.options.maxBackoffMs ?? 2_000,
+            initialDelay: this.options.initialBackoffMs ?? AGENT_BACKOFF.initialMs,
+            maxDelay: this.options.maxBackoffMs ?? AGENT_BACKOFF.maxMs,
           }),
         },
       ),

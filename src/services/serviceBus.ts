@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { ServiceBusClient, type ServiceBusSender } from "@azure/service-bus";
 import type { ServiceBusConnectionConfig } from "../config";
 import {
@@ -22,14 +23,38 @@ export interface OutgoingMessage {
   messageId?: string;
   correlationId?: string;
   subject?: string;
+  /** Default application/json. */
+  contentType?: string;
   applicationProperties?: Record<string, string | number | boolean>;
 }
+
+/** A message a trigger refused for good, set aside with the reason an operator needs (docs/operations.md). */
+export interface RejectedMessage {
+  sourceQueue: string;
+  /** The body as the trigger received it: parsed JSON, text, or bytes. */
+  body: unknown;
+  originalMessageId: string;
+  /** Unique per message in its queue and the same on every delivery of it: what makes a set-aside copy one. */
+  originalSequenceNumber: string | undefined;
+  originalContentType: string | undefined;
+  originalEnqueuedTimeUtc: string | undefined;
+  deliveryCount: number;
+  /** Short and stable, for filters: invalid, conflict, refused. */
+  reason: string;
+  /** What exactly was wrong, naming the field or the mismatch. */
+  description: string;
+}
+
+/** Service Bus limits a MessageId to 128 characters, and an application property value is kept short. */
+const MAX_MESSAGE_ID = 128;
+const MAX_DESCRIPTION = 4096;
 
 /** The queues the app sends to besides the agent request queues and the status queues. */
 export const QUEUES = {
   orders: "orders",
   agentReplies: "agent-replies",
   alerts: "alerts",
+  rejected: "rejected-messages",
 } as const;
 
 /**
@@ -68,7 +93,7 @@ export class Messaging {
   async send(queue: string, message: OutgoingMessage): Promise<void> {
     await this.sender(queue).sendMessages({
       body: message.body,
-      contentType: "application/json",
+      contentType: message.contentType ?? "application/json",
       ...(message.messageId ? { messageId: message.messageId } : {}),
       ...(message.correlationId ? { correlationId: message.correlationId } : {}),
       ...(message.subject ? { subject: message.subject } : {}),
@@ -82,6 +107,38 @@ export class Messaging {
       body: alertSchema.parse(alert),
       subject: alert.kind,
       ...(messageId ? { messageId } : {}),
+    });
+  }
+
+  /**
+   * Sets a refused message aside on rejected-messages: its body as received, the reason in application properties
+   * (rejectedFrom, rejectionReason, rejectionDescription, originalMessageId, ...), and a MessageId derived from the
+   * source queue and the original's sequence number, so that the queue's duplicate detection drops a second
+   * forward of the same message while two different messages sent under one MessageId are both kept.
+   */
+  async sendRejected(rejected: RejectedMessage): Promise<void> {
+    const key = `${rejected.sourceQueue}:${rejected.originalSequenceNumber ?? `id:${rejected.originalMessageId}`}`;
+    const isJson =
+      typeof rejected.body === "object" && rejected.body !== null && !Buffer.isBuffer(rejected.body);
+    await this.send(QUEUES.rejected, {
+      body: rejected.body,
+      messageId:
+        key.length <= MAX_MESSAGE_ID ? key : `sha256:${createHash("sha256").update(key).digest("hex")}`,
+      subject: rejected.reason,
+      contentType: rejected.originalContentType ?? (isJson ? "application/json" : "text/plain"),
+      applicationProperties: {
+        rejectedFrom: rejected.sourceQueue,
+        rejectionReason: rejected.reason,
+        rejectionDescription: rejected.description.slice(0, MAX_DESCRIPTION),
+        originalMessageId: rejected.originalMessageId,
+        ...(rejected.originalSequenceNumber
+          ? { originalSequenceNumber: rejected.originalSequenceNumber }
+          : {}),
+        originalDeliveryCount: rejected.deliveryCount,
+        ...(rejected.originalEnqueuedTimeUtc
+          ? { originalEnqueuedTimeUtc: rejected.originalEnqueuedTimeUtc }
+          : {}),
+      },
     });
   }
 

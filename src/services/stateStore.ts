@@ -38,6 +38,29 @@ export class CorruptRecordError extends Error {
 
 /** `@state0, @state1, ...` for an IN list of states, and the parameters that fill it. */
 const inList = (states: readonly ProcessState[]): string => states.map((_, i) => `@state${i}`).join(", ");
+/**
+ * The queries that filter on processState and sort. Cosmos DB serves `WHERE processState ... ORDER BY x` from the
+ * composite index (processState, x) only when the ORDER BY names processState first, and refuses a multi-field
+ * ORDER BY that no composite index matches; so each ORDER BY here leads with the filtered field and equals one of
+ * the state container's composite indexes (infra/cosmos-emulator.config.json; a unit test holds them together).
+ * Sorting by state first costs nothing in meaning: within each state the order is the one wanted.
+ */
+export const STATE_QUERIES = {
+  /** Compensations first ('CompensationPending' < 'Pending'), then the oldest. */
+  claimable:
+    `SELECT * FROM c WHERE c.processState IN (${inList(CLAIMABLE_STATES)}) AND IS_NULL(c.lockedBy) ` +
+    "AND (IS_NULL(c.retryAt) OR c.retryAt <= @now) ORDER BY c.processState ASC, c.createdAt ASC",
+  /** Compensating before Processing, then the oldest deadline. */
+  expired:
+    `SELECT * FROM c WHERE c.processState IN (${inList(LOCKED_STATES)}) ` +
+    "AND c.completeBy <= @now AND c.completeBy >= @windowStart ORDER BY c.processState ASC, c.completeBy ASC",
+  oldestPending:
+    "SELECT TOP 1 VALUE c.createdAt FROM c WHERE c.processState = 'Pending' " +
+    "ORDER BY c.processState ASC, c.createdAt ASC",
+  listOrder: " ORDER BY c.updatedAt DESC, c.id DESC",
+  listInStateOrder: " ORDER BY c.processState ASC, c.updatedAt DESC, c.id DESC",
+} as const;
+
 const inParameters = (states: readonly ProcessState[]): SqlParameter[] =>
   states.map((value, i) => ({ name: `@state${i}`, value }));
 
@@ -144,11 +167,10 @@ export class StateStore {
     return { items, continuation: response.hasMoreResults ? response.continuationToken : undefined };
   }
 
-  /** Due, unlocked records for the starter to claim, oldest first. */
+  /** Due, unlocked records for the starter to claim: compensations first, then oldest first. */
   findClaimable(now: Date, limit: number): Promise<Page<StateRecord>> {
     return this.page(
-      `SELECT * FROM c WHERE c.processState IN (${inList(CLAIMABLE_STATES)}) AND IS_NULL(c.lockedBy) ` +
-        "AND (IS_NULL(c.retryAt) OR c.retryAt <= @now) ORDER BY c.createdAt ASC",
+      STATE_QUERIES.claimable,
       [...inParameters(CLAIMABLE_STATES), { name: "@now", value: now.toISOString() }],
       limit,
       undefined,
@@ -156,7 +178,8 @@ export class StateStore {
   }
 
   /**
-   * Attempts whose deadline passed inside the window, oldest deadline first, one page at a time. The window
+   * Attempts whose deadline passed inside the window, compensations first, then oldest deadline first, one page
+   * at a time. The window
    * and the page size bound each sweep: this query fans out to every physical partition.
    */
   findExpired(opts: {
@@ -166,8 +189,7 @@ export class StateStore {
     continuation?: string | undefined;
   }): Promise<Page<StateRecord>> {
     return this.page(
-      `SELECT * FROM c WHERE c.processState IN (${inList(LOCKED_STATES)}) ` +
-        "AND c.completeBy <= @now AND c.completeBy >= @windowStart ORDER BY c.completeBy ASC",
+      STATE_QUERIES.expired,
       [
         ...inParameters(LOCKED_STATES),
         { name: "@now", value: opts.now.toISOString() },
@@ -221,14 +243,11 @@ export class StateStore {
         { name: "@orderId", value: opts.after.orderId },
       );
     }
-    // One more than asked tells whether another page follows. The order matches a composite index (see
-    // infra/cosmos-emulator.config.json); with a state filter, the state leads, as Cosmos DB needs to use the index.
+    // One more than asked tells whether another page follows. With a state filter, the state leads the order.
     const query =
       `SELECT TOP ${opts.limit + 1} * FROM c` +
       (filters.length > 0 ? ` WHERE ${filters.join(" AND ")}` : "") +
-      (opts.state
-        ? " ORDER BY c.processState ASC, c.updatedAt DESC, c.id DESC"
-        : " ORDER BY c.updatedAt DESC, c.id DESC");
+      (opts.state ? STATE_QUERIES.listInStateOrder : STATE_QUERIES.listOrder);
     const { resources } = await this.container.items.query({ query, parameters }).fetchAll();
     const items = resources
       .slice(0, opts.limit)
@@ -255,11 +274,7 @@ export class StateStore {
 
   /** Creation time of the oldest Pending record: how long the backlog has been waiting. */
   async oldestPendingCreatedAt(): Promise<string | undefined> {
-    const { resources } = await this.container.items
-      .query<string>(
-        "SELECT TOP 1 VALUE c.createdAt FROM c WHERE c.processState = 'Pending' ORDER BY c.createdAt ASC",
-      )
-      .fetchAll();
+    const { resources } = await this.container.items.query<string>(STATE_QUERIES.oldestPending).fetchAll();
     return resources[0];
   }
 

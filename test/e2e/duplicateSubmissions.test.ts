@@ -1,11 +1,11 @@
 /**
  * Failure catalogue: duplicate and conflicting submissions. The same order sent twice (a client retry, or a
  * redelivery that escaped duplicate detection) is one order with one set of side effects. The same orderId with
- * different data is a conflict: refused at the front door, dead-lettered with an alert on the queue, and never an
+ * different data is a conflict: refused at the front door, set aside on rejected-messages with an alert on the queue, and never an
  * overwrite of the stored order.
  */
 import { expect } from "vitest";
-import { e2eOrder, peekAll, waitForDeadLetter, forOrder, sendToQueue, type E2E } from "../support/e2e";
+import { e2eOrder, peekAll, waitForRejected, forOrder, sendToQueue, type E2E } from "../support/e2e";
 import { e2eTest } from "../support/fixtures";
 
 const it = e2eTest();
@@ -66,13 +66,18 @@ it("the same order sent twice to the queue under different MessageIds is accepte
   expect(e2e.logs.filter((r) => r.message.includes(`order ${order.orderId} accepted`))).toHaveLength(1);
   await expectOneSetOfEffects(e2e, order.orderId);
 
-  // Neither copy was refused: none is dead-lettered.
+  // Neither copy was refused: none is set aside, none dead-lettered.
   const ours = (m: { messageId: unknown }) => String(m.messageId).startsWith(order.orderId);
   expect((await peekAll(e2e, "orders", "deadLetter")).filter(ours)).toEqual([]);
+  expect(
+    (await peekAll(e2e, "rejected-messages")).filter((m) =>
+      String(m.applicationProperties.originalMessageId).startsWith(order.orderId),
+    ),
+  ).toEqual([]);
   expect((await alerts.all()).filter(forOrder(order.orderId))).toEqual([]);
 }, 30_000);
 
-it("the same orderId with different data is refused (409 at the door, dead letter + alert on the queue)", async ({
+it("the same orderId with different data is refused (409 at the door, set aside + alert on the queue)", async ({
   e2e,
   alerts,
 }) => {
@@ -91,11 +96,17 @@ it("the same orderId with different data is refused (409 at the door, dead lette
   // it unseen, so it reaches the app, which refuses it.
   const messageId = order.orderId;
   await sendToOrdersQueue(e2e, conflicting, messageId);
-  const dead = await waitForDeadLetter(e2e, "orders", messageId);
-  expect(dead.deadLetterReason).toBe("MaxDeliveryCountExceeded");
-  expect(dead.body).toMatchObject({ orderId: order.orderId, items: conflicting.items });
+  const rejected = await waitForRejected(e2e, "orders", messageId);
+  expect(rejected.applicationProperties).toMatchObject({
+    rejectionReason: "conflict",
+    originalDeliveryCount: 1,
+  });
+  expect(rejected.applicationProperties.rejectionDescription).toContain(
+    "already submitted with different data",
+  );
+  expect(rejected.body).toMatchObject({ orderId: order.orderId, items: conflicting.items });
 
-  // The alert goes out once, on the first delivery, though the message was delivered five times.
+  // The alert goes out once.
   const conflictAlerts = (await alerts.all()).filter(forOrder(order.orderId)) as Alert[];
   expect(conflictAlerts).toHaveLength(1);
   expect(conflictAlerts[0]).toMatchObject({ kind: "OrderConflict", orderId: order.orderId });

@@ -1,11 +1,11 @@
 /**
  * Failure catalogue: poison messages. A submission that can never be accepted (not JSON, wrong types, missing
- * fields, a replyTo outside the status queues) is dead-lettered with a reason and raises one InvalidOrder alert
- * that names the bad field; through the front door the same bodies get a 400 (or 413) naming it. Nothing is
+ * fields, a replyTo outside the status queues) is set aside on rejected-messages with the reason in its properties,
+ * after one delivery and without a failed invocation, and raises one InvalidOrder alert that names the bad field; through the front door the same bodies get a 400 (or 413) naming it. Nothing is
  * written to the store and no remote service is called.
  */
 import { expect } from "vitest";
-import { e2eOrder, sendToQueue, waitForDeadLetter, type E2E } from "../support/e2e";
+import { e2eOrder, peekAll, sendToQueue, waitForRejected, type E2E } from "../support/e2e";
 import { e2eTest } from "../support/fixtures";
 
 const it = e2eTest();
@@ -39,7 +39,7 @@ const cases = [
 
 const sendRaw = (e2e: E2E, body: unknown, messageId: string) => sendToQueue(e2e, "orders", body, messageId);
 
-it("sent straight to the orders queue: dead-lettered, one InvalidOrder alert naming the field", async ({
+it("sent straight to the orders queue: set aside with its reason, one InvalidOrder alert naming the field", async ({
   e2e,
   alerts,
 }) => {
@@ -49,22 +49,37 @@ it("sent straight to the orders queue: dead-lettered, one InvalidOrder alert nam
   ]);
 
   for (const c of cases) {
-    const dead = await waitForDeadLetter(e2e, "orders", c.orderId);
-    expect(dead.deadLetterReason, c.name).toBe("MaxDeliveryCountExceeded");
+    const rejected = await waitForRejected(e2e, "orders", c.orderId);
+    expect(rejected.body, c.name).toEqual(c.body);
+    expect(rejected.applicationProperties, c.name).toMatchObject({
+      rejectedFrom: "orders",
+      rejectionReason: "invalid",
+      originalMessageId: c.orderId,
+      // Set aside on its first delivery: the invocation did not fail, so the host did not redeliver it.
+      originalDeliveryCount: 1,
+    });
+    expect(rejected.applicationProperties.rejectionDescription, c.name).toContain(`${c.field}:`);
     const alert = (await alerts.waitFor((m) => (m as Alert).orderId === c.orderId)) as Alert;
     expect(alert, c.name).toMatchObject({ kind: "InvalidOrder", orderId: c.orderId, processState: null });
     expect(alert.reason, c.name).toContain(`${c.field}:`);
   }
-  const dead = await waitForDeadLetter(e2e, "orders", "POISON-JSON-message");
-  expect(dead.deadLetterReason).toBe("MaxDeliveryCountExceeded");
+  const rejected = await waitForRejected(e2e, "orders", "POISON-JSON-message");
+  expect(rejected.body).toBe(notJson);
+  expect(rejected.applicationProperties).toMatchObject({
+    rejectionReason: "invalid",
+    originalDeliveryCount: 1,
+  });
+  expect(rejected.applicationProperties.rejectionDescription).toContain("(root):");
   const alert = (await alerts.waitFor((m) => (m as Alert).orderId === null)) as Alert;
   expect(alert).toMatchObject({ kind: "InvalidOrder", orderId: null });
   expect(alert.reason).toContain("(root):");
 
-  // One alert per poison message, although each was delivered five times before it was dead-lettered.
+  // One alert and one set-aside copy per poison message, and nothing left to dead-letter.
   const all = (await alerts.all()) as Alert[];
   expect(all.map((a) => a.kind)).toEqual(["InvalidOrder", "InvalidOrder", "InvalidOrder", "InvalidOrder"]);
   expect(new Set(all.map((a) => a.orderId)).size).toBe(4);
+  expect(await peekAll(e2e, "rejected-messages")).toHaveLength(4);
+  expect(await peekAll(e2e, "orders", "deadLetter")).toEqual([]);
 }, 40_000);
 
 it("POSTed to /api/orders: 400 naming the field, 413 when oversize", async ({ e2e }) => {

@@ -1,12 +1,12 @@
 /**
  * Hostile input on `agent-replies`: replies that answer no request the Scheduler sent. Each one is refused before
- * any durable call (the orchestration keeps running, nothing is terminated or raised), dead-lettered, and raises
+ * any durable call (the orchestration keeps running, nothing is terminated or raised), set aside on rejected-messages, and raises
  * one InvalidMessage alert of bounded size that names the mismatch; the order, its state record and the ledger
  * stay as they were. The orders wait on a hanging service for the whole file, so their records cannot move.
  */
 import { expect } from "vitest";
 import { agentRequestId } from "../../src/domain";
-import { e2eOrder, orderSnapshot, sendToQueue, waitForDeadLetter, type E2E } from "../support/e2e";
+import { e2eOrder, orderSnapshot, sendToQueue, waitForRejected, type E2E } from "../support/e2e";
 import { e2eTest, type E2EFixtures } from "../support/fixtures";
 
 // One agent call that hangs for 30 s inside a 40 s step: the step stays Dispatched while the test forges.
@@ -52,21 +52,25 @@ async function orchestration(
   };
 }
 
-/** Sends each forged body, then checks it was dead-lettered with one alert whose reason says `names`. */
+/** Sends each forged body, then checks it was set aside with one alert whose reason says `names`. */
 async function expectRefused(
   { e2e, alerts }: Pick<E2EFixtures, "e2e" | "alerts">,
   forgeries: Array<{ id: string; body: unknown; names: string; orderId: string | null }>,
 ) {
   await Promise.all(forgeries.map((f) => sendToQueue(e2e, "agent-replies", f.body, f.id)));
   for (const forged of forgeries) {
-    const dead = await waitForDeadLetter(e2e, "agent-replies", forged.id);
-    expect(dead.deadLetterReason, forged.id).toBe("MaxDeliveryCountExceeded");
+    const rejected = await waitForRejected(e2e, "agent-replies", forged.id);
+    expect(rejected.applicationProperties, forged.id).toMatchObject({
+      rejectionReason: "refused",
+      originalDeliveryCount: 1,
+    });
+    expect(String(rejected.applicationProperties.rejectionDescription), forged.id).toContain(forged.names);
     const alert = (await alerts.waitFor((m) => (m as Alert).reason.includes(forged.names))) as Alert;
     expect(alert, forged.id).toMatchObject({ kind: "InvalidMessage", orderId: forged.orderId });
     expect(alert.reason.startsWith("agent-replies: "), forged.id).toBe(true);
     expect(alert.reason.length, forged.id).toBeLessThanOrEqual(1024);
   }
-  // One alert per forged message, though each was delivered five times before it was dead-lettered.
+  // One alert per forged message.
   const raised = (await alerts.all()) as Alert[];
   for (const forged of forgeries) {
     expect(

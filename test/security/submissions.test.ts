@@ -1,11 +1,11 @@
 /**
  * Submissions that race or lie. Two versions of one order submitted at once are never both accepted and never
  * silently dropped: through the front door exactly one gets 202 and the other 409; on the `orders` queue, even
- * under the same MessageId, one is accepted and the other dead-lettered with an OrderConflict alert. Bodies no
- * producer should send (binary, huge) are dead-lettered with an alert that describes them in a line.
+ * under the same MessageId, one is accepted and the other set aside on rejected-messages with an OrderConflict alert. Bodies no
+ * producer should send (binary, huge) are set aside with an alert that describes them in a line.
  */
 import { expect } from "vitest";
-import { e2eOrder, forOrder, peekAll, sendToQueue, waitForDeadLetter, type E2E } from "../support/e2e";
+import { e2eOrder, forOrder, peekAll, sendToQueue, waitForRejected, type E2E } from "../support/e2e";
 import { e2eTest } from "../support/fixtures";
 
 const it = e2eTest();
@@ -50,7 +50,7 @@ it(`through the front door, ${PAIRS} pairs of versions POSTed at once: one 202 a
   expect((await alerts.all()).filter((m) => pairs.some(([a]) => forOrder(a.orderId)(m)))).toEqual([]);
 }, 90_000);
 
-it(`on the queue, ${PAIRS} pairs of versions under one MessageId: one accepted, one dead-lettered with an alert`, async ({
+it(`on the queue, ${PAIRS} pairs of versions under one MessageId: one accepted, one set aside with an alert`, async ({
   e2e,
   alerts,
 }) => {
@@ -66,20 +66,21 @@ it(`on the queue, ${PAIRS} pairs of versions under one MessageId: one accepted, 
     await e2e.waitForState(a.orderId, ["Processed"]);
     const stored = await storedItems(e2e, a.orderId);
     const loser = JSON.stringify(stored) === JSON.stringify(a.items) ? b : a;
-    const dead = (await waitForDeadLetter(e2e, "orders", a.orderId)).body as { items: unknown };
-    expect(dead.items, a.orderId).toEqual(loser.items);
+    const rejected = await waitForRejected(e2e, "orders", a.orderId);
+    expect((rejected.body as { items: unknown }).items, a.orderId).toEqual(loser.items);
+    expect(rejected.applicationProperties.rejectionReason, a.orderId).toBe("conflict");
     const alert = (await alerts.waitFor(forOrder(a.orderId))) as Alert;
     expect(alert).toMatchObject({ kind: "OrderConflict", orderId: a.orderId });
     expect(alert.reason).toContain("already submitted with different data");
   }
-  // Exactly one dead letter per pair: the accepted version was not dead-lettered too.
-  const dead = (await peekAll(e2e, "orders", "deadLetter")).filter((m) =>
-    String(m.messageId).startsWith("QRACE"),
+  // Exactly one refusal set aside per pair: the accepted version was not set aside too.
+  const rejected = (await peekAll(e2e, "rejected-messages")).filter((m) =>
+    String(m.applicationProperties.originalMessageId).startsWith("QRACE"),
   );
-  expect(dead).toHaveLength(PAIRS);
+  expect(rejected).toHaveLength(PAIRS);
 }, 120_000);
 
-it("dead-letters a binary or huge submission with a one-line, bounded alert", async ({ e2e, alerts }) => {
+it("sets a binary or huge submission aside with a one-line, bounded alert", async ({ e2e, alerts }) => {
   const binary = Buffer.from(Array.from({ length: 512 }, (_, i) => (i * 37 + 128) % 256));
   const huge = {
     ...e2eOrder("HUGE"),
@@ -88,8 +89,10 @@ it("dead-letters a binary or huge submission with a one-line, bounded alert", as
   await sendToQueue(e2e, "orders", binary, "hostile-binary", "application/octet-stream");
   await sendToQueue(e2e, "orders", huge, "hostile-huge");
 
-  expect((await waitForDeadLetter(e2e, "orders", "hostile-binary")).deadLetterReason).toBe(
-    "MaxDeliveryCountExceeded",
+  const binaryRejected = await waitForRejected(e2e, "orders", "hostile-binary");
+  expect(Buffer.from(binaryRejected.body as Uint8Array).equals(binary)).toBe(true);
+  expect(binaryRejected.applicationProperties.rejectionDescription).toBe(
+    "(root): binary body of 512 bytes, expected a JSON object",
   );
   const binaryAlert = (await alerts.waitFor((m) => (m as Alert).reason.includes("binary body"))) as Alert;
   expect(binaryAlert).toMatchObject({
@@ -98,7 +101,7 @@ it("dead-letters a binary or huge submission with a one-line, bounded alert", as
     reason: "(root): binary body of 512 bytes, expected a JSON object",
   });
 
-  await waitForDeadLetter(e2e, "orders", "hostile-huge");
+  await waitForRejected(e2e, "orders", "hostile-huge");
   const hugeAlert = (await alerts.waitFor(forOrder(huge.orderId))) as Alert;
   expect(hugeAlert.kind).toBe("InvalidOrder");
   expect(hugeAlert.reason).toBe(

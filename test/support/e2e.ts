@@ -253,6 +253,8 @@ export interface PeekedMessage {
   deadLetterReason: string | undefined;
   deadLetterErrorDescription: string | undefined;
   deliveryCount: number | undefined;
+  subject: string | undefined;
+  applicationProperties: Record<string, unknown>;
 }
 export type DeadLetter = PeekedMessage;
 
@@ -271,6 +273,8 @@ export async function peekAll(e2e: E2E, queue: string, subQueue?: "deadLetter"):
       deadLetterReason: m.deadLetterReason,
       deadLetterErrorDescription: m.deadLetterErrorDescription,
       deliveryCount: m.deliveryCount,
+      subject: m.subject,
+      applicationProperties: { ...(m.applicationProperties ?? {}) },
     }));
   } finally {
     await client.close();
@@ -294,6 +298,30 @@ export async function waitForDeadLetter(
     { timeoutMs, intervalMs: 250 },
   );
   return deadLetters.find(ours)!;
+}
+
+/**
+ * Peeks rejected-messages until the message a trigger of `sourceQueue` refused, sent under `originalMessageId`, is
+ * set aside there (it stays there), and gives it back with the reason the app recorded.
+ */
+export async function waitForRejected(
+  e2e: E2E,
+  sourceQueue: string,
+  originalMessageId: string,
+  timeoutMs = 30_000,
+): Promise<PeekedMessage> {
+  const ours = (m: PeekedMessage) =>
+    m.applicationProperties.rejectedFrom === sourceQueue &&
+    m.applicationProperties.originalMessageId === originalMessageId;
+  const rejected = await pollUntil(
+    () => peekAll(e2e, "rejected-messages"),
+    (messages) => messages.some(ours),
+    (messages) =>
+      `${sourceQueue} message ${originalMessageId} was not set aside on rejected-messages within ${timeoutMs} ms; ` +
+      `there: ${JSON.stringify(messages.map((m) => m.applicationProperties))}`,
+    { timeoutMs, intervalMs: 100 },
+  );
+  return rejected.find(ours)!;
 }
 
 /** Sends one message to a queue of the app as any producer could: body, MessageId and content type as given. */

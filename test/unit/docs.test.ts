@@ -8,6 +8,9 @@ import { SETTING_NAMES } from "../../src/config";
 import {
   AGENT_NAMES,
   ALERT_KINDS,
+  claimLatencyBudget,
+  renderLatencyBudget,
+  stepLatencyBudget,
   PROCESS_STATES,
   STATUS_VALUES,
   agentRequestQueue,
@@ -27,11 +30,46 @@ function generatedSections(): Record<string, string> {
   };
 }
 
-function withSections(text: string, sections: Record<string, string>): string {
+/** The tuning defaults main.bicep gives the app in Azure (its tuningDefaults variable). */
+function azureTuningDefaults(): Record<string, string> {
+  const bicep = readFileSync("infra/main.bicep", "utf8");
+  const block = /var tuningDefaults = \{([\s\S]*?)\n\}/.exec(bicep)?.[1] ?? "";
+  return Object.fromEntries([...block.matchAll(/^\s*([A-Z_]+): '([^']*)'/gm)].map((m) => [m[1]!, m[2]!]));
+}
+
+/** host.json's durableTask.storageProvider.maxQueuePollingInterval, in seconds. */
+function queuePollingSeconds(): number {
+  const host = JSON.parse(readFileSync("host.json", "utf8")) as {
+    extensions: { durableTask: { storageProvider?: { maxQueuePollingInterval?: string } } };
+  };
+  const span = host.extensions.durableTask.storageProvider?.maxQueuePollingInterval ?? "00:00:30";
+  const [h, m, sec] = span.split(":").map(Number);
+  return h! * 3600 + m! * 60 + sec!;
+}
+
+function azureLatencyBudgets() {
+  const d = azureTuningDefaults();
+  const settings = {
+    agentMaxAttempts: Number(d.AGENT_MAX_ATTEMPTS),
+    agentAttemptTimeoutSeconds: Number(d.AGENT_ATTEMPT_TIMEOUT_SECONDS),
+    queuePollingSeconds: queuePollingSeconds(),
+  };
+  return { defaults: d, step: stepLatencyBudget(settings), claim: claimLatencyBudget(settings) };
+}
+
+function deploymentSections(): Record<string, string> {
+  const { step, claim } = azureLatencyBudgets();
+  return {
+    "step-latency-budget": renderLatencyBudget("one step, from dispatch to the reply seen", step),
+    "claim-latency-budget": renderLatencyBudget("one claim, from the claim to the first dispatch", claim),
+  };
+}
+
+function withSections(text: string, sections: Record<string, string>, file = "docs/architecture.md"): string {
   let out = text;
   for (const [name, body] of Object.entries(sections)) {
     const pattern = new RegExp(`(<!-- generated:${name} -->)[\\s\\S]*?(<!-- /generated:${name} -->)`);
-    if (!pattern.test(out)) throw new Error(`docs/architecture.md lacks the markers of section ${name}`);
+    if (!pattern.test(out)) throw new Error(`${file} lacks the markers of section ${name}`);
     out = out.replace(pattern, `$1\n${body}\n$2`);
   }
   return out;
@@ -44,6 +82,21 @@ describe("docs", () => {
     const expected = withSections(current, generatedSections());
     if (UPDATE) writeFileSync(path, expected);
     else expect(current, "run `npm run docs:update`").toBe(expected);
+  });
+
+  it("docs/deployment.md shows the latency budget of the Azure defaults", () => {
+    const path = "docs/deployment.md";
+    const current = readFileSync(path, "utf8");
+    const expected = withSections(current, deploymentSections(), path);
+    if (UPDATE) writeFileSync(path, expected);
+    else expect(current, "run `npm run docs:update`").toBe(expected);
+  });
+
+  it("the Azure deadlines in infra/main.bicep leave room for a step and a claim with a group scaling out", () => {
+    const { defaults, step, claim } = azureLatencyBudgets();
+    expect(queuePollingSeconds(), "host.json maxQueuePollingInterval").toBeLessThanOrEqual(5);
+    expect(Number(defaults.STEP_TIMEOUT_SECONDS)).toBeGreaterThanOrEqual(step.scalingSeconds);
+    expect(Number(defaults.CLAIM_TIMEOUT_SECONDS)).toBeGreaterThanOrEqual(claim.scalingSeconds);
   });
 
   it("docs/contract.md names every queue, state, alert kind, status and Scheduler function of the code", () => {

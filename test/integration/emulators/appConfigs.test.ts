@@ -47,7 +47,7 @@ describe("the settings that name the configs", () => {
 });
 
 describe("the app's queue config (infra/servicebus-emulator.config.json)", () => {
-  it("declares the app's queues, with duplicate detection on agent requests and not on orders", () => {
+  it("declares the app's queues, with duplicate detection on agent requests and refusals and not on orders", () => {
     const settings = queueSettingsOf(loadEmulatorConfig(configs.serviceBus));
     const byName = new Map(settings.map((s) => [s.name, s]));
     expect([...byName.keys()].sort()).toEqual(
@@ -58,10 +58,11 @@ describe("the app's queue config (infra/servicebus-emulator.config.json)", () =>
         "shipping-requests",
         "agent-replies",
         "alerts",
+        "rejected-messages",
         "status-demo",
       ].sort(),
     );
-    for (const name of ["inventory-requests", "payment-requests", "shipping-requests"]) {
+    for (const name of ["inventory-requests", "payment-requests", "shipping-requests", "rejected-messages"]) {
       expect(byName.get(name)?.requiresDuplicateDetection).toBe(true);
     }
     // Every submission reaches the app, which tells a resend from a conflicting version by the fingerprint.

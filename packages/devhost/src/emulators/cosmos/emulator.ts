@@ -1,13 +1,16 @@
-// Embedded Cosmos DB stand-in: @vercel/cosmosdb-server in this process, over plain http with keep-alive, with
-// the databases and containers of its config (config.ts) created through the real @azure/cosmos client, so an
-// app talks to it exactly as it would to the official emulator. Where it differs from real Cosmos DB: the
-// package README.
+// Embedded Cosmos DB stand-in: @vercel/cosmosdb-server in this process on a private loopback port, behind a
+// gateway (gateway.ts, cosmosProtocol.ts) that serves clients over plain http with keep-alive and corrects what
+// the server answers differently from Cosmos DB for the .NET and Python SDKs. The databases and containers of
+// its config (config.ts) are created through the real @azure/cosmos client, so an app talks to it exactly as it
+// would to the official emulator. Where it differs from real Cosmos DB: docs/cosmos-emulator.md.
 import type { AddressInfo } from "node:net";
 import type { IncomingMessage, Server } from "node:http";
 import { CosmosClient } from "@azure/cosmos";
 import { createHttpServer } from "@vercel/cosmosdb-server";
 import { DEFAULT_COSMOS_PORT } from "../ports";
 import { EMPTY_COSMOS_CONFIG, loadCosmosConfig, type CosmosEmulatorConfig } from "./config";
+import { cosmosProtocol } from "./cosmosProtocol";
+import { createGateway } from "./gateway";
 
 /** The official emulator's published key. The stand-in checks no auth; using this key keeps the connection
  *  string interchangeable with the official emulator's. */
@@ -38,12 +41,12 @@ export interface CosmosEmulator {
 }
 
 /**
- * The CosmosClient options an http loopback endpoint needs. Endpoint discovery must be off because the
- * stand-in's account metadata advertises https://; no custom agent, because @azure/cosmos 4.9.3 only allows
- * plain http when it builds the agent itself. Exported for callers that talk to the stand-in with their own client.
+ * A client of the stand-in with the default options. It must not be given a custom agent: @azure/cosmos 4.9.3
+ * allows plain http only when it builds the agent itself. Exported for callers that talk to the stand-in with
+ * their own client.
  */
 export function emulatorClient(endpoint: string, key: string = EMULATOR_KEY): CosmosClient {
-  return new CosmosClient({ endpoint, key, connectionPolicy: { enableEndpointDiscovery: false } });
+  return new CosmosClient({ endpoint, key });
 }
 
 function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
@@ -59,6 +62,7 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
 }
 
 function close(server: Server): Promise<void> {
+  if (!server.listening) return Promise.resolve();
   return new Promise((resolve, reject) => {
     server.close((err) => (err ? reject(err) : resolve()));
     // Keep-alive sockets held by clients would keep close() waiting; nothing is in flight once we stop.
@@ -69,17 +73,32 @@ function close(server: Server): Promise<void> {
 export async function startCosmosEmulator(opts: CosmosEmulatorOptions = {}): Promise<CosmosEmulator> {
   const host = opts.host ?? "127.0.0.1";
   const config = opts.config === undefined ? EMPTY_COSMOS_CONFIG : loadCosmosConfig(opts.config);
+  // The server listens on a private loopback port of its own: the gateway forwards translated requests there.
   const server = createHttpServer({ keepAlive: true });
-  const onRequest = opts.onRequest;
-  if (onRequest) server.on("request", (request: IncomingMessage) => onRequest(request));
-  const address = await listen(server, opts.port ?? DEFAULT_COSMOS_PORT, host);
-  const urlHost = host.includes(":") ? `[${host}]` : host;
-  const endpoint = `http://${urlHost}:${address.port}`;
+  await listen(server, 0, "127.0.0.1");
+  let endpoint = "";
+  const gateway = createGateway(
+    server,
+    cosmosProtocol(() => `${endpoint}/`),
+    opts.onRequest,
+  );
+  const stopBoth = async (): Promise<void> => {
+    gateway.dispose();
+    await Promise.all([close(gateway.server), close(server)]);
+  };
+  let address: AddressInfo;
+  try {
+    address = await listen(gateway.server, opts.port ?? DEFAULT_COSMOS_PORT, host);
+  } catch (err) {
+    await stopBoth();
+    throw err;
+  }
+  endpoint = `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`;
 
   try {
     await createDeclared(endpoint, config);
   } catch (err) {
-    await close(server);
+    await stopBoth();
     throw err;
   }
 
@@ -90,7 +109,7 @@ export async function startCosmosEmulator(opts: CosmosEmulatorOptions = {}): Pro
     key: EMULATOR_KEY,
     connectionString: `AccountEndpoint=${endpoint}/;AccountKey=${EMULATOR_KEY};`,
     databases: config.databases.map((d) => d.id),
-    stop: () => (stopped ??= close(server)),
+    stop: () => (stopped ??= stopBoth()),
   };
 }
 

@@ -11,7 +11,7 @@ import {
   loadCosmosConfig,
   startCosmosEmulator,
 } from "../../../src/emulators/cosmos";
-import type { Container, FeedOptions, SqlQuerySpec } from "@azure/cosmos";
+import { CosmosClient, type Container, type FeedOptions, type SqlQuerySpec } from "@azure/cosmos";
 import {
   startTestCosmos,
   statusOf,
@@ -67,6 +67,25 @@ describe("Cosmos emulator start-up", () => {
         "/processState ascending, /updatedAt descending, /id descending",
       ]);
     }
+  });
+
+  it("advertises its own http endpoint, so a client built from the connection string with defaults works", async () => {
+    const client = new CosmosClient(cosmos.emulator.connectionString);
+    try {
+      const account = await client.getDatabaseAccount();
+      expect(account.resource?.writableLocations.map((l) => l.databaseAccountEndpoint)).toEqual([
+        `${cosmos.emulator.endpoint}/`,
+      ]);
+      const { resources } = await client.databases.readAll().fetchAll();
+      expect(resources.map((d) => d.id)).toEqual([TEST_DATABASE]);
+    } finally {
+      client.dispose();
+    }
+  });
+
+  it("reports the partition key kind Hash for a container declared without one", async () => {
+    const { resource } = await cosmos.client.database(TEST_DATABASE).container("orders").read();
+    expect(resource?.partitionKey).toEqual({ paths: [TEST_PARTITION_KEY_PATH], kind: "Hash" });
   });
 
   it("stop() releases the port even while a keep-alive client holds a connection", async () => {
@@ -278,6 +297,17 @@ describe("queries the scheduler and supervisor rely on", () => {
     const top = { ...claimQuery, query: claimQuery.query.replace("SELECT *", "SELECT TOP 3 *") };
     const { resources } = await state.items.query<StateDoc>(top).fetchAll();
     expect(resources.map((d) => d.completeBy)).toEqual(due.slice(0, 3).map((d) => d.completeBy));
+  });
+
+  it("scopes a query and a read of all items to the partitionKey option", async () => {
+    // A second item in one partition (not due, not a Q- id: the other tests here do not see it).
+    await state.items.create({ id: "twin-Q-001", orderId: "Q-001", processState: "Pending" });
+    const { resources: queried } = await state.items
+      .query<StateDoc>("SELECT * FROM c", { partitionKey: "Q-001" })
+      .fetchAll();
+    expect(queried.map((d) => d.id).sort()).toEqual(["Q-001", "twin-Q-001"]);
+    const { resources: all } = await state.items.readAll<StateDoc>({ partitionKey: "Q-001" }).fetchAll();
+    expect(all.map((d) => d.id).sort()).toEqual(["Q-001", "twin-Q-001"]);
   });
 
   it("orders by state then creation time through the composite index", async () => {
