@@ -23,7 +23,7 @@ export interface DotnetTestResult {
   notPassed: { name: string; outcome: string; message: string }[];
 }
 
-/** `dotnet test` (restore and build included) with `env` added to the environment. */
+/** `dotnet test` (restore and build included, in a temporary folder) with `env` added to the environment. */
 export async function runDotnetTest(
   projectDir: string,
   env: Record<string, string>,
@@ -34,8 +34,13 @@ export async function runDotnetTest(
   try {
     const args = ["test", projectDir, "--nologo", "--logger", `trx;LogFileName=${trxName}`];
     args.push("--results-directory", resultsDir);
+    // bin/ and obj/ in the temporary folder too: a run leaves no build output in the source tree for the
+    // linters to find, and never reuses a stale build from another branch.
+    args.push("--artifacts-path", join(resultsDir, "artifacts"));
+    // No MSBuild or compiler server may outlive the run: vitest, and CI after it, would wait on them.
+    args.push("--disable-build-servers");
     const { exitCode, output } = await runCommand("dotnet", args, {
-      env: { ...quietDotnetEnv(), ...env },
+      env: { ...quietDotnetEnv(), MSBUILDDISABLENODEREUSE: "1", ...env },
       timeoutMs,
     });
     let trx = "";
