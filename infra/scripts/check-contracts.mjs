@@ -244,6 +244,12 @@ function checkLocalSettingsScript(template) {
       `the scheduler connection must use the developer credential, got ${local.DURABLE_TASK_SCHEDULER_CONNECTION_STRING}`,
     );
     check(
+      local.AzureFunctionsJobHost__extensions__durableTask__storageProvider__type === "azureManaged" &&
+        local.AzureFunctionsJobHost__extensions__durableTask__storageProvider__connectionStringName ===
+          SCHEDULER_CONNECTION_SETTING,
+      "with a scheduler, local.settings.json must point func start's Durable extension at it (the repository's host.json names Azure Storage)",
+    );
+    check(
       !("APPLICATIONINSIGHTS_CONNECTION_STRING" in local),
       "local runs must not send telemetry to the cloud app",
     );

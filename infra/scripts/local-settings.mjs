@@ -73,6 +73,12 @@ function toLocal(settings, { azurite }) {
       /Authentication=ManagedIdentity;ClientID=[^;]*/i,
       "Authentication=DefaultAzure",
     );
+    // In Azure the deployed host.json names the scheduler (deployed-host-json.mjs); the repository's host.json,
+    // which func start reads here, names the Azure Storage backend. Locally no scale controller reads host.json,
+    // so the host's own override of it is the simple way to use the environment's scheduler.
+    local.AzureFunctionsJobHost__extensions__durableTask__storageProvider__type = "azureManaged";
+    local.AzureFunctionsJobHost__extensions__durableTask__storageProvider__connectionStringName =
+      "DURABLE_TASK_SCHEDULER_CONNECTION_STRING";
   }
   local.FUNCTIONS_WORKER_RUNTIME = "node";
   // No platform sign-in in front of func start: operator routes take x-ms-client-principal as the caller sends it.

@@ -170,6 +170,9 @@ const hostJsonSchema = z.looseObject({
         .looseObject({
           hubName: z.string().min(1).optional(),
           maxConcurrentActivityFunctions: z.number().int().min(1).optional(),
+          httpSettings: z
+            .looseObject({ defaultAsyncRequestSleepTimeMilliseconds: z.number().int().min(0).optional() })
+            .optional(),
         })
         .optional(),
       http: z.looseObject({ routePrefix: z.string().optional() }).optional(),
@@ -181,7 +184,7 @@ export interface HostConfig {
   /** host.json "functions": only these are loaded; undefined = all. */
   functions?: string[];
   serviceBus: { maxConcurrentCalls: number; autoCompleteMessages: boolean; maxAutoLockRenewalMs: number };
-  durableTask: { hubName?: string; maxConcurrentActivityFunctions?: number };
+  durableTask: { hubName?: string; maxConcurrentActivityFunctions?: number; httpPollIntervalMs?: number };
   http: { routePrefix: string };
 }
 
@@ -201,6 +204,7 @@ export function readHostConfig(appRoot: string, env: NodeJS.ProcessEnv = process
   const sb = ext.serviceBus ?? {};
   const hubName = ext.durableTask?.hubName;
   const maxActivities = ext.durableTask?.maxConcurrentActivityFunctions;
+  const httpPollIntervalMs = ext.durableTask?.httpSettings?.defaultAsyncRequestSleepTimeMilliseconds;
   const routePrefix = ext.http?.routePrefix ?? DEFAULT_HOST_CONFIG.http.routePrefix;
   return {
     ...(parsed.data.functions ? { functions: parsed.data.functions } : {}),
@@ -220,6 +224,7 @@ export function readHostConfig(appRoot: string, env: NodeJS.ProcessEnv = process
         ? { hubName: resolveAppSettingExpressions(hubName, "host.json extensions.durableTask.hubName", env) }
         : {}),
       ...(maxActivities !== undefined ? { maxConcurrentActivityFunctions: maxActivities } : {}),
+      ...(httpPollIntervalMs !== undefined ? { httpPollIntervalMs } : {}),
     },
     // The host trims slashes: "/api/" and "api" mean the same prefix; "" means none.
     http: { routePrefix: routePrefix.replace(/^\/+|\/+$/g, "") },

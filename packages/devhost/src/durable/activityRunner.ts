@@ -39,9 +39,19 @@ export async function runActivity(s: EngineServices, w: ActivityWork): Promise<v
       event = activityFailure(reg.name, w.taskId, err, s.clock.now());
     }
   }
+  deliverActivityResult(s, w, event);
+}
+
+const ANSWERS = new Set<number>([EventType.TaskCompleted, EventType.TaskFailed]);
+
+/** Delivers an activity's completion or failure to its orchestration, unless it is no longer wanted. */
+export function deliverActivityResult(s: EngineServices, w: ActivityWork, event: HistoryEvent): void {
   if (!s.writable()) return; // the hub is closed: the activity runs again on the next start
   const r = s.store().instances.get(w.instanceId);
   if (!r || r.executionId !== w.executionId || isTerminal(r.runtimeStatus)) return;
+  // A task is answered once: a run that was already under way when a rewind scheduled it again may finish too.
+  const answered = (e: HistoryEvent): boolean => ANSWERS.has(e.EventType) && e.TaskScheduledId === w.taskId;
+  if (r.inbox.some(answered) || r.history.some(answered)) return;
   s.commit([{ k: "patchInstance", id: w.instanceId, deliver: [event] }]);
   s.markReady(w.instanceId);
 }

@@ -11,7 +11,10 @@ import { InvocationContext } from "@azure/functions";
 import { runActivity } from "./activityRunner";
 import { VirtualClock, RealClock, type Clock, type TimerHandle } from "./clock";
 import { runEntityBatch } from "./entityRunner";
-import { EventType, fromJson, newEvent, toJson } from "./history";
+import { queryEntities, type EntityPage, type EntityQuery } from "./entityQuery";
+import { EventType, fromJson, newEvent, toJson, type HistoryEvent } from "./history";
+import { runHttpActivity } from "./httpActivity";
+import { HTTP_ACTIVITY_NAME } from "./httpTask";
 import { OrchestrationRunner } from "./orchestrationRunner";
 import {
   entityEnqueueOps,
@@ -21,6 +24,7 @@ import {
   validateInstanceId,
 } from "./records";
 import { DEFAULT_REPLAY_SCHEMA } from "./replay";
+import { planRewind } from "./rewind";
 import { handleDurableRpc, type DurableClientOperations } from "./rpc";
 import {
   matches,
@@ -44,6 +48,7 @@ import {
   type StartOptions,
   type TimerWork,
 } from "./types";
+import { clientBindingData, managementUrls, type ManagementUrls } from "./webhooks";
 
 export {
   DurableRequestError,
@@ -78,6 +83,11 @@ export interface DurableEngineOptions {
   compactAfterBytes?: number;
   /** Instances per page of the HTTP list API when the request names no `top` (default 100). */
   rpcPageSize?: number;
+  /**
+   * How long callHttp waits before polling a 202 that has no Retry-After (default 30 s, the extension's
+   * `httpSettings.defaultAsyncRequestSleepTimeMilliseconds`).
+   */
+  httpPollIntervalMs?: number;
 }
 
 type State = "new" | "started" | "stopping" | "stopped";
@@ -110,6 +120,8 @@ export class DurableEngine implements DurableClientOperations {
   private readonly runningEntities = new Map<string, Promise<void>>();
   private readonly dueTimers: TimerWork[] = [];
   private readonly armedTimers = new Map<string, { handle: TimerHandle; work: TimerWork }>();
+  /** Activities waiting for their notBefore time; not running, so the engine counts as idle meanwhile. */
+  private readonly delayedActivities = new Map<string, { handle: TimerHandle; work: ActivityWork }>();
   private idleWaiters: Array<() => void> = [];
   private readonly completionWaiters = new Map<
     string,
@@ -139,6 +151,7 @@ export class DurableEngine implements DurableClientOperations {
     this.services = {
       clock: this.clock,
       schemaVersion: this.schema,
+      httpPollIntervalMs: opts.httpPollIntervalMs ?? 30_000,
       store: () => this.openStore(),
       writable: () => this.state === "started" || this.state === "stopping",
       commit: (ops) => this.commit(ops),
@@ -182,7 +195,7 @@ export class DurableEngine implements DurableClientOperations {
     });
     this.state = "started";
     if (this.clock instanceof VirtualClock) this.detachClock = this.clock.attach(() => this.whenIdle());
-    this.resume();
+    this.resumeHub();
     this.pump();
     return Promise.resolve();
   }
@@ -191,8 +204,10 @@ export class DurableEngine implements DurableClientOperations {
   async stop(): Promise<void> {
     if (this.state !== "started") return;
     this.state = "stopping";
-    for (const { handle } of this.armedTimers.values()) handle.cancel();
+    for (const { handle } of [...this.armedTimers.values(), ...this.delayedActivities.values()])
+      handle.cancel();
     this.armedTimers.clear();
+    this.delayedActivities.clear();
     const running = [
       ...(this.episodeRunning ? [this.episodeRunning] : []),
       ...this.runningActivities.values(),
@@ -253,7 +268,8 @@ export class DurableEngine implements DurableClientOperations {
   startNew(name: string, options: StartOptions = {}): string {
     const store = this.openStore();
     const reg = this.lookup(name, "orchestration");
-    if (!reg) throw new DurableRequestError(404, `No orchestrator function named '${name}' is registered`);
+    // The extension refuses an unknown function as a bad argument (400).
+    if (!reg) throw new DurableRequestError(400, `No orchestrator function named '${name}' is registered`);
     const instanceId = options.instanceId ?? crypto.randomUUID().replace(/-/g, "");
     validateInstanceId(instanceId);
     const existing = store.instances.get(instanceId);
@@ -292,9 +308,10 @@ export class DurableEngine implements DurableClientOperations {
       );
     }
     const input = serializeInput(data, `the data of event '${eventName}'`);
-    const event = newEvent(EventType.EventRaised, this.clock.now(), { Name: eventName, Input: input });
-    this.commit([{ k: "patchInstance", id: instanceId, deliver: [event] }]);
-    this.markReady(instanceId);
+    this.deliver(
+      instanceId,
+      newEvent(EventType.EventRaised, this.clock.now(), { Name: eventName, Input: input }),
+    );
   }
 
   terminate(instanceId: string, reason?: string): void {
@@ -302,11 +319,75 @@ export class DurableEngine implements DurableClientOperations {
     if (isTerminal(r.runtimeStatus)) {
       throw new DurableRequestError(410, `Instance '${instanceId}' is already ${r.runtimeStatus}`);
     }
-    const event = newEvent(EventType.ExecutionTerminated, this.clock.now(), {
-      Input: toJson(reason ?? null),
+    this.deliver(
+      instanceId,
+      newEvent(EventType.ExecutionTerminated, this.clock.now(), { Input: toJson(reason ?? null) }),
+    );
+  }
+
+  /** Suspends a running instance; the status turns Suspended when the engine takes the message, as in DTFx. */
+  suspend(instanceId: string, reason?: string): void {
+    const r = this.requireLive(instanceId, "suspended");
+    if (r.runtimeStatus === "Suspended") {
+      // The extension's InvalidOperationException, which its HTTP API answers with 500.
+      throw new DurableRequestError(
+        500,
+        `Cannot suspend the orchestration instance ${instanceId} because instance is in the Suspended state.`,
+      );
+    }
+    this.deliver(instanceId, newEvent(EventType.ExecutionSuspended, this.clock.now(), reasonField(reason)));
+  }
+
+  /** Resumes a suspended instance; what reached it meanwhile is then delivered. */
+  resume(instanceId: string, reason?: string): void {
+    const r = this.requireLive(instanceId, "resumed");
+    if (r.runtimeStatus !== "Suspended") {
+      throw new DurableRequestError(
+        500,
+        `Cannot resume the orchestration instance ${instanceId} because instance is in the ${r.runtimeStatus} state.`,
+      );
+    }
+    this.deliver(instanceId, newEvent(EventType.ExecutionResumed, this.clock.now(), reasonField(reason)));
+  }
+
+  /** Rewinds a failed instance to just before its first failure and runs it on from there (rewind.ts). */
+  rewind(instanceId: string, reason?: string): void {
+    const r = this.requireInstance(instanceId);
+    if (r.runtimeStatus === "Completed" || r.runtimeStatus === "Terminated") {
+      throw new DurableRequestError(
+        410,
+        `Instance '${instanceId}' is ${r.runtimeStatus}; only a failed instance can be rewound`,
+      );
+    }
+    if (r.runtimeStatus !== "Failed") {
+      throw new DurableRequestError(
+        500,
+        "The rewind operation is only supported on failed orchestration instances.",
+      );
+    }
+    const plan = planRewind(this.openStore(), instanceId, reason ?? "", this.clock.now());
+    this.commit(plan.ops);
+    this.log(`durable: ${r.name} instance ${instanceId} rewound`);
+    for (const id of plan.rewound) this.resumeInstance(this.requireInstance(id));
+  }
+
+  /**
+   * Starts the instance's orchestrator again with the input of its latest execution, under a new id (the
+   * default, as in the extension) or its own; returns the id.
+   */
+  restart(instanceId: string, options: { newInstanceId?: boolean } = {}): string {
+    const r = this.openStore().instances.get(instanceId);
+    if (!r) {
+      throw new DurableRequestError(
+        400,
+        `InstanceId does not match a valid orchestration instance: no instance with ID '${instanceId}' exists in task hub '${this.taskHubName}'`,
+      );
+    }
+    return this.startNew(r.name, {
+      ...(options.newInstanceId === false ? { instanceId } : {}),
+      input: fromJson(r.input),
+      ...(r.version !== undefined ? { version: r.version } : {}),
     });
-    this.commit([{ k: "patchInstance", id: instanceId, deliver: [event] }]);
-    this.markReady(instanceId);
   }
 
   purge(instanceId: string): { instancesDeleted: number } {
@@ -354,6 +435,11 @@ export class DurableEngine implements DurableClientOperations {
     return { exists: true, state: e.state === undefined ? null : fromJson(e.state) };
   }
 
+  /** Entities that exist, by name (all when absent), last operation time, in pages. */
+  listEntities(query: EntityQuery = {}): EntityPage {
+    return queryEntities(this.openStore().entities.values(), query);
+  }
+
   /** Resolves with the final status once the instance is Completed, Failed or Terminated. */
   waitForCompletion(instanceId: string): Promise<InstanceStatus> {
     const r = this.requireInstance(instanceId);
@@ -374,46 +460,19 @@ export class DurableEngine implements DurableClientOperations {
     }));
   }
 
-  /** Node http handler for the durable client's HTTP API; mount it at <base>/durabletask/. */
+  /** Node http handler for the durable HTTP API; mount it at each of DURABLE_HTTP_PATHS. */
   handleRpc(req: http.IncomingMessage, res: http.ServerResponse, pathAfterPrefix: string): Promise<void> {
     return handleDurableRpc(this, req, res, pathAfterPrefix, this.opts.rpcPageSize ?? 100);
   }
 
   /** The durable client binding value, so that df.getClient(context) talks to this engine. */
   clientBindingData(baseUrl: string): unknown {
-    const base = `${baseUrl.replace(/\/+$/, "")}/durabletask/`;
-    const instance = `${base}instances/INSTANCEID`;
-    return {
-      taskHubName: this.taskHubName,
-      creationUrls: {
-        createNewInstancePostUri: `${base}orchestrators/{functionName}[/{instanceId}]`,
-        waitOnNewInstancePostUri: `${base}orchestrators/{functionName}[/{instanceId}]?timeout={timeoutInSeconds}&pollingInterval={intervalInSeconds}`,
-      },
-      managementUrls: {
-        id: "INSTANCEID",
-        statusQueryGetUri: instance,
-        sendEventPostUri: `${instance}/raiseEvent/{eventName}`,
-        terminatePostUri: `${instance}/terminate?reason={text}`,
-        rewindPostUri: `${instance}/rewind?reason={text}`,
-        purgeHistoryDeleteUri: instance,
-        suspendPostUri: `${instance}/suspend?reason={text}`,
-        resumePostUri: `${instance}/resume?reason={text}`,
-      },
-      baseUrl: base.replace(/\/$/, ""),
-      requiredQueryStringParameters: "",
-      rpcBaseUrl: base,
-    };
+    return clientBindingData({ origin: baseUrl, taskHubName: this.taskHubName });
   }
 
   /** The management URLs of one instance, as the HTTP API returns them after a start. */
-  managementPayload(baseUrl: string, instanceId: string): Record<string, string> {
-    const data = this.clientBindingData(baseUrl) as { managementUrls: Record<string, string> };
-    const out: Record<string, string> = {};
-    for (const [k, v] of Object.entries(data.managementUrls)) {
-      out[k] = v.replace("INSTANCEID", encodeURIComponent(instanceId));
-    }
-    out.id = instanceId;
-    return out;
+  managementPayload(baseUrl: string, instanceId: string): ManagementUrls {
+    return managementUrls({ origin: baseUrl, taskHubName: this.taskHubName }, instanceId);
   }
 
   // ------------------------------------------------------------------ scheduling
@@ -471,7 +530,9 @@ export class DurableEngine implements DurableClientOperations {
       if (this.runningActivities.has(key)) continue;
       this.runningActivities.set(
         key,
-        this.guard(`activity ${w.name}`, () => runActivity(this.services, w)).finally(() => {
+        this.guard(`activity ${w.name}`, () =>
+          w.name === HTTP_ACTIVITY_NAME ? runHttpActivity(this.services, w) : runActivity(this.services, w),
+        ).finally(() => {
           this.runningActivities.delete(key);
           this.afterWork();
         }),
@@ -554,7 +615,7 @@ export class DurableEngine implements DurableClientOperations {
 
   // ------------------------------------------------------------------ resume after start
 
-  private resume(): void {
+  private resumeHub(): void {
     const store = this.openStore();
     let instances = 0;
     let activities = 0;
@@ -562,41 +623,9 @@ export class DurableEngine implements DurableClientOperations {
     for (const r of store.instances.values()) {
       if (isTerminal(r.runtimeStatus)) continue;
       instances++;
-      if (r.inbox.length) this.readyInstances.add(r.instanceId);
-      const answered = new Set<number>();
-      const fired = new Set<number>();
-      for (const e of [...r.history, ...r.inbox]) {
-        if (e.EventType === EventType.TaskCompleted || e.EventType === EventType.TaskFailed) {
-          answered.add(e.TaskScheduledId as number);
-        }
-        if (e.EventType === EventType.TimerFired) fired.add(e.TimerId as number);
-      }
-      for (const e of r.history) {
-        if (e.EventType === EventType.TaskScheduled && !answered.has(e.EventId)) {
-          // Started (or about to be) before the process died, never finished: run it again (at least once).
-          this.enqueueActivity({
-            instanceId: r.instanceId,
-            executionId: r.executionId,
-            taskId: e.EventId,
-            name: e.Name as string,
-            input: e.Input,
-          });
-          activities++;
-        }
-        if (
-          e.EventType === EventType.TimerCreated &&
-          !fired.has(e.EventId) &&
-          !r.cancelledTimers.includes(e.EventId)
-        ) {
-          this.armTimer({
-            instanceId: r.instanceId,
-            executionId: r.executionId,
-            timerId: e.EventId,
-            fireAt: e.FireAt as string,
-          });
-          timers++;
-        }
-      }
+      const resumed = this.resumeInstance(r);
+      activities += resumed.activities;
+      timers += resumed.timers;
     }
     let entities = 0;
     for (const e of store.entities.values()) {
@@ -611,6 +640,42 @@ export class DurableEngine implements DurableClientOperations {
           `${timers} timer(s), ${entities} entity queue(s)`,
       );
     }
+  }
+
+  /** Picks an instance up from its history: its queued messages, unanswered activities and pending timers. */
+  private resumeInstance(r: InstanceRecord): { activities: number; timers: number } {
+    let activities = 0;
+    let timers = 0;
+    if (r.inbox.length) this.markReady(r.instanceId);
+    const answered = new Set<number>();
+    const fired = new Set<number>();
+    for (const e of [...r.history, ...r.inbox]) {
+      if (e.EventType === EventType.TaskCompleted || e.EventType === EventType.TaskFailed) {
+        answered.add(e.TaskScheduledId as number);
+      }
+      if (e.EventType === EventType.TimerFired) fired.add(e.TimerId as number);
+    }
+    for (const e of r.history) {
+      if (e.EventType === EventType.TaskScheduled && !answered.has(e.EventId)) {
+        // Started (or about to be) before the process died, never finished: run it again (at least once).
+        this.enqueueActivity(activityWorkOf(r, e));
+        activities++;
+      }
+      if (
+        e.EventType === EventType.TimerCreated &&
+        !fired.has(e.EventId) &&
+        !r.cancelledTimers.includes(e.EventId)
+      ) {
+        this.armTimer({
+          instanceId: r.instanceId,
+          executionId: r.executionId,
+          timerId: e.EventId,
+          fireAt: e.FireAt as string,
+        });
+        timers++;
+      }
+    }
+    return { activities, timers };
   }
 
   // ------------------------------------------------------------------ timers
@@ -640,6 +705,14 @@ export class DurableEngine implements DurableClientOperations {
       handle.cancel();
       this.armedTimers.delete(key);
     }
+    if (timerId === undefined) {
+      for (const [key, { handle, work }] of this.delayedActivities) {
+        if (work.instanceId !== instanceId) continue;
+        if (executionId !== undefined && work.executionId !== executionId) continue;
+        handle.cancel();
+        this.delayedActivities.delete(key);
+      }
+    }
     for (let i = this.dueTimers.length - 1; i >= 0; i--) {
       const w = this.dueTimers[i] as TimerWork;
       if (w.instanceId === instanceId && (timerId === undefined || w.timerId === timerId))
@@ -663,6 +736,17 @@ export class DurableEngine implements DurableClientOperations {
   // ------------------------------------------------------------------ activities
 
   private enqueueActivity(work: ActivityWork): void {
+    const due = work.notBefore ? Date.parse(work.notBefore) : 0;
+    if (due > this.clock.now().getTime()) {
+      const key = activityKey(work);
+      if (this.delayedActivities.has(key)) return;
+      const handle = this.clock.setTimer(new Date(due), () => {
+        this.delayedActivities.delete(key);
+        if (this.state === "started") this.enqueueActivity({ ...work, notBefore: undefined });
+      });
+      this.delayedActivities.set(key, { handle, work });
+      return;
+    }
     this.activityQueue.push(work);
     this.pump();
   }
@@ -677,6 +761,24 @@ export class DurableEngine implements DurableClientOperations {
     for (const w of waiters) w.resolve(status);
   }
 
+  /** Queues a message for an instance and lets its next episode take it. */
+  private deliver(instanceId: string, event: HistoryEvent): void {
+    this.commit([{ k: "patchInstance", id: instanceId, deliver: [event] }]);
+    this.markReady(instanceId);
+  }
+
+  /** The instance, unless it is unknown (404) or finished (410, as the extension answers). */
+  private requireLive(instanceId: string, what: string): InstanceRecord {
+    const r = this.requireInstance(instanceId);
+    if (isTerminal(r.runtimeStatus)) {
+      throw new DurableRequestError(
+        410,
+        `Instance '${instanceId}' is ${r.runtimeStatus}; it can no longer be ${what}`,
+      );
+    }
+    return r;
+  }
+
   private requireInstance(instanceId: string): InstanceRecord {
     const r = this.openStore().instances.get(instanceId);
     if (!r)
@@ -686,6 +788,20 @@ export class DurableEngine implements DurableClientOperations {
       );
     return r;
   }
+}
+
+const reasonField = (reason: string | undefined): { Reason?: string } =>
+  reason === undefined ? {} : { Reason: reason };
+
+function activityWorkOf(r: InstanceRecord, scheduled: HistoryEvent): ActivityWork {
+  return {
+    instanceId: r.instanceId,
+    executionId: r.executionId,
+    taskId: scheduled.EventId,
+    name: scheduled.Name as string,
+    input: scheduled.Input,
+    ...(scheduled.FireAt ? { notBefore: scheduled.FireAt } : {}),
+  };
 }
 
 const activityKey = (w: ActivityWork): string => `${w.instanceId}\u0000${w.executionId}\u0000${w.taskId}`;

@@ -19,6 +19,9 @@ export const EventType = {
   EventSent: 14,
   EventRaised: 15,
   ContinueAsNew: 16,
+  GenericEvent: 17,
+  ExecutionSuspended: 19,
+  ExecutionResumed: 20,
 } as const;
 export type EventTypeCode = (typeof EventType)[keyof typeof EventType];
 
@@ -56,12 +59,15 @@ export interface HistoryEvent {
   Version?: string;
   TaskScheduledId?: number;
   TimerId?: number;
+  /** TimerCreated/TimerFired: the fire time. TaskScheduled of a callHttp status poll: it runs no earlier. */
   FireAt?: string;
   InstanceId?: string;
   Reason?: string;
   Details?: string;
   FailureDetails?: FailureDetailsPayload;
   OrchestrationStatus?: string;
+  /** GenericEvent: free text (a rewind's reason). */
+  Data?: string;
 }
 
 export interface FailureDetailsPayload {

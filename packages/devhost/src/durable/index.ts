@@ -12,5 +12,7 @@ export {
   type StartOptions,
 } from "./engine";
 export { RealClock, VirtualClock, type Clock, type TimerHandle } from "./clock";
+export { DURABLE_HTTP_PATHS } from "./webhooks";
+export type { EntityPage, EntityQuery, EntityStatus } from "./entityQuery";
 export type { InstancePage, InstanceQuery, InstanceStatus, StatusOptions } from "./status";
 export type { RuntimeStatus } from "./store";

@@ -15,6 +15,7 @@ import {
   type HistoryEvent,
   type OrchestratorAction,
 } from "./history";
+import { HTTP_ACTIVITY_NAME } from "./httpTask";
 import { newInstanceRecord, entityEnqueueOps, parseSchedulerId } from "./records";
 import {
   cancelledTimerIds,
@@ -33,6 +34,7 @@ import {
   type RuntimeStatus,
   type StoreOp,
 } from "./store";
+import { splitInbox } from "./suspension";
 import type { EngineServices, TimerWork } from "./types";
 
 /** Messages that answer a task of one particular execution. */
@@ -49,8 +51,7 @@ interface Episode {
   r: InstanceRecord;
   instanceId: string;
   executionId: string;
-  /** The instance's inbox when the episode began; `consume` of them are consumed by its commit. */
-  messages: HistoryEvent[];
+  /** How many inbox messages (all of them, when the episode began) its commit consumes. */
   consume: number;
   at: Date;
   /** OrchestratorStarted and the messages: what the episode appends to the history before its own events. */
@@ -86,6 +87,7 @@ export class OrchestrationRunner {
       input: fromJson(episode.r.input),
       history: [...episode.r.history.map((e) => ({ ...e, IsPlayed: true })), ...episode.events],
       schemaVersion: this.s.schemaVersion,
+      httpPollIntervalMs: this.s.httpPollIntervalMs,
       context: this.s.makeContext(reg),
       call: (payload, context) => this.s.invoke(reg, payload, context),
     });
@@ -97,8 +99,9 @@ export class OrchestrationRunner {
   }
 
   /**
-   * Takes the instance's messages for an episode. Returns undefined when there is nothing to replay: an empty
-   * inbox, a finished instance (its late messages are dropped, as in Azure), or a termination (recorded here).
+   * Takes the instance's messages for an episode. Returns undefined when there is no code to replay: an empty
+   * inbox, a finished instance (its late messages are dropped, as in Azure), a termination (recorded here), or
+   * only suspend/resume taking effect, or a suspended instance (recorded here; the other messages wait).
    */
   private begin(instanceId: string): Episode | undefined {
     const r = this.s.store().instances.get(instanceId);
@@ -109,22 +112,37 @@ export class OrchestrationRunner {
       this.s.commit([{ k: "patchInstance", id: instanceId, consume }]);
       return undefined;
     }
-    const at = this.episodeTime(r, messages);
-    const started = newEvent(EventType.OrchestratorStarted, at);
+    // A suspended instance can still be terminated, as in DTFx.
     const terminate = messages.find((e) => e.EventType === EventType.ExecutionTerminated);
     if (terminate) {
+      const at = this.episodeTime(r, messages);
+      const started = newEvent(EventType.OrchestratorStarted, at);
       this.finish(r, { status: "Terminated", output: terminate.Input, at, consume, events: [started] });
       return undefined;
     }
-    return {
-      r,
-      instanceId,
-      executionId: r.executionId,
-      messages,
-      consume,
-      at,
-      events: [started, ...messages],
-    };
+    const split = splitInbox(r.runtimeStatus === "Suspended", messages);
+    if (split.suspended || split.events.length === split.control.length) {
+      if (split.control.length === 0) return undefined;
+      this.s.commit([
+        {
+          k: "patchInstance",
+          id: instanceId,
+          set: {
+            runtimeStatus: split.suspended ? "Suspended" : "Running",
+            lastUpdatedTime: this.episodeTime(r, []).toISOString(),
+          },
+          append: split.control,
+          consume,
+          replaceInbox: split.held,
+        },
+      ]);
+      const change = split.suspended ? "suspended" : "resumed";
+      this.s.log(`durable: ${r.name} instance ${instanceId} ${change}`);
+      return undefined;
+    }
+    const at = this.episodeTime(r, split.events);
+    const started = newEvent(EventType.OrchestratorStarted, at);
+    return { r, instanceId, executionId: r.executionId, consume, at, events: [started, ...split.events] };
   }
 
   /** What every terminal commit of an episode carries: its time, its messages and its events. */
@@ -303,6 +321,24 @@ export class OrchestrationRunner {
     switch (task.kind) {
       case "unsupported":
         return `${task.what} is not supported by the devhost durable engine`;
+      case "refused":
+        return task.problem;
+      case "http": {
+        const input = JSON.stringify(task.request);
+        txn.newEvents.push(
+          newEvent(EventType.TaskScheduled, at, {
+            EventId: task.id,
+            Name: HTTP_ACTIVITY_NAME,
+            Input: input,
+            ...(task.notBefore ? { FireAt: task.notBefore } : {}),
+          }),
+        );
+        const work = { instanceId, executionId, taskId: task.id, name: HTTP_ACTIVITY_NAME, input };
+        txn.after.push(() =>
+          this.s.enqueueActivity({ ...work, ...(task.notBefore ? { notBefore: task.notBefore } : {}) }),
+        );
+        return undefined;
+      }
       case "timer":
       case "retryTimer": {
         const fireAt = task.kind === "timer" ? task.fireAt : new Date(at.getTime() + task.delayMs);
@@ -343,6 +379,13 @@ export class OrchestrationRunner {
           }),
         );
         const existing = this.s.store().instances.get(childId);
+        const startedByThisTask =
+          existing?.parent?.instanceId === instanceId &&
+          existing.parent.executionId === executionId &&
+          existing.parent.taskId === task.id;
+        // A child this very task started before a rewind cut it from the history is still running: it is
+        // this task's child again, and reports here when it ends.
+        if (existing && !isTerminal(existing.runtimeStatus) && startedByThisTask) return undefined;
         if (existing && !isTerminal(existing.runtimeStatus)) {
           txn.selfDeliveries.push(
             newEvent(EventType.SubOrchestrationInstanceFailed, at, {

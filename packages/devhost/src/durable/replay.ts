@@ -13,6 +13,7 @@ import {
   type OrchestratorAction,
   type RetryOptionsShape,
 } from "./history";
+import { planHttpTask, type DurableHttpRequestWire, type SdkHttpTask } from "./httpTask";
 
 /** ReplaySchema.V3: V2's action shape plus long timers split into ≤ maximumShortTimerDuration pieces. */
 export const DEFAULT_REPLAY_SCHEMA = 2;
@@ -29,13 +30,14 @@ export interface OrchestratorStateShape {
 }
 
 /** The parts of the SDK's internal task objects the engine reads (durable-functions 3.5). */
-export interface SdkTask {
+export interface SdkTask extends SdkHttpTask {
   id: number | string | false;
   readonly actionObj?: unknown;
   isCanceled?: boolean;
   parent?: SdkParentTask;
 }
 interface SdkParentTask {
+  children?: SdkTask[];
   isWaitingOnTimer?: boolean;
   attemptNumber?: number;
   retryOptions?: RetryOptionsShape;
@@ -55,6 +57,7 @@ export interface EpisodeRequest {
   /** The full history handed to the SDK: played events, then this episode's OrchestratorStarted and messages. */
   history: HistoryEvent[];
   schemaVersion: number;
+  httpPollIntervalMs: number;
   context: InvocationContext;
   call: (payload: unknown, context: InvocationContext) => Promise<unknown>;
 }
@@ -73,7 +76,7 @@ export async function runEpisode(req: EpisodeRequest): Promise<EpisodeOutcome> {
     upperSchemaVersionNew: req.schemaVersion,
     longRunningTimerIntervalDuration: LONG_RUNNING_TIMER_INTERVAL,
     maximumShortTimerDuration: MAXIMUM_SHORT_TIMER_DURATION,
-    defaultHttpAsyncRequestSleepTimeMillseconds: 30000,
+    defaultHttpAsyncRequestSleepTimeMillseconds: req.httpPollIntervalMs,
   };
   let state: OrchestratorStateShape;
   try {
@@ -133,7 +136,9 @@ export type NewTask =
   | { id: number; kind: "entityCall"; action: OrchestratorAction }
   | { id: number; kind: "timer"; fireAt: Date; cancelled: boolean }
   | { id: number; kind: "retryTimer"; delayMs: number }
-  | { id: number; kind: "unsupported"; what: string };
+  | { id: number; kind: "http"; request: DurableHttpRequestWire; notBefore?: string }
+  | { id: number; kind: "unsupported"; what: string }
+  | { id: number; kind: "refused"; problem: string };
 
 const SCHEDULED_TYPES = new Set([4, 7, 10, 14]); // TaskScheduled, SubOrchestrationInstanceCreated, TimerCreated, EventSent
 
@@ -184,8 +189,12 @@ function classify(id: number, task: SdkTask): NewTask {
         fireAt: new Date(a.fireAt as string | Date),
         cancelled: isCancelledTimer(task),
       };
-    case ActionType.CallHttp:
-      return { id, kind: "unsupported", what: "callHttp" };
+    case ActionType.CallHttp: {
+      const plan = planHttpTask(task);
+      return "problem" in plan
+        ? { id, kind: "refused", problem: plan.problem }
+        : { id, kind: "http", ...plan };
+    }
     case ActionType.LockEntities:
       return { id, kind: "unsupported", what: "lock (critical sections)" };
     default:

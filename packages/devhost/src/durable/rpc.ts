@@ -1,19 +1,25 @@
-// The durable client's HTTP API (what durable-functions' DurableClient calls at `rpcBaseUrl`), served from
-// the engine. Routes and status codes follow the Durable Functions HTTP API reference; paths are relative to
-// the mount point (the devhost mounts it at /durabletask/). It knows the engine only through the operations
-// below, which the engine implements, so that the engine can serve it without the two importing each other.
+// The durable HTTP API, served from the engine: what durable-functions' DurableClient calls at `rpcBaseUrl`,
+// and what the management URLs (statusQueryGetUri and friends) point at. Routes, status codes and shapes
+// follow the Durable Functions HTTP API reference and the extension's HttpApiHandler; paths are relative to
+// the mount point (webhooks.ts: /runtime/webhooks/durabletask/ and /durabletask/), and controller names,
+// operations and the raiseEvent literal match in any case, as ASP.NET routing does. The taskHub, connection
+// and code query parameters are accepted and ignored: the devhost has one task hub and checks no keys. It
+// knows the engine only through the operations below, which the engine implements, so that the engine can
+// serve it without the two importing each other.
 import type http from "node:http";
 import { z } from "zod";
+import { InvalidEntityContinuationToken, type EntityPage, type EntityQuery } from "./entityQuery";
+import { handleInstances, handleStart } from "./rpcInstances";
+import { isoDate, booleanText, mediaType, parseJsonBody, parseQuery, readBody, send } from "./rpcIo";
 import {
   InvalidContinuationToken,
-  RUNTIME_STATUSES,
   type InstancePage,
   type InstanceQuery,
   type InstanceStatus,
   type StatusOptions,
 } from "./status";
-import type { RuntimeStatus } from "./store";
 import { DurableRequestError, type EntityIdLike, type StartOptions } from "./types";
+import type { ManagementUrls } from "./webhooks";
 
 /** The durable client operations the HTTP API serves. */
 export interface DurableClientOperations {
@@ -22,45 +28,40 @@ export interface DurableClientOperations {
   list(query?: InstanceQuery): InstancePage;
   raiseEvent(instanceId: string, eventName: string, data?: unknown): void;
   terminate(instanceId: string, reason?: string): void;
+  suspend(instanceId: string, reason?: string): void;
+  resume(instanceId: string, reason?: string): void;
+  rewind(instanceId: string, reason?: string): void;
+  restart(instanceId: string, options?: { newInstanceId?: boolean }): string;
   purge(instanceId: string): { instancesDeleted: number };
   purgeBy(query: Omit<InstanceQuery, "top" | "continuationToken">): { instancesDeleted: number };
   signalEntity(entity: EntityIdLike, operation: string, input?: unknown): void;
   readEntityState(entity: EntityIdLike): { exists: boolean; state: unknown };
+  listEntities(query?: EntityQuery): EntityPage;
+  waitForCompletion(instanceId: string): Promise<InstanceStatus>;
   /** The management URLs of an instance (statusQueryGetUri and friends), on `baseUrl`. */
-  managementPayload(baseUrl: string, instanceId: string): Record<string, string>;
+  managementPayload(baseUrl: string, instanceId: string): ManagementUrls;
 }
 
-const MAX_BODY_BYTES = 8 * 1024 * 1024;
+/** One request, parsed once for every handler. */
+export interface RpcRequest {
+  req: http.IncomingMessage;
+  res: http.ServerResponse;
+  method: string;
+  /** Decoded path segments after the mount point. */
+  segments: string[];
+  query: Record<string, string>;
+  /** http://host:port as the caller reached the host: the management URLs the API returns name it. */
+  origin: string;
+  /** The full URL of the request, which a 202 status names as its Location. */
+  url: string;
+  pageSize: number;
+}
 
-const isoDate = z
-  .string()
-  .refine((s) => !Number.isNaN(Date.parse(s)), { message: "expected an ISO 8601 date-time" })
-  .transform((s) => new Date(s));
-const booleanText = z.enum(["true", "false"]).transform((s) => s === "true");
-
-const listQuerySchema = z.object({
-  runtimeStatus: z
-    .string()
-    .transform((s) =>
-      s
-        .split(",")
-        .map((x) => x.trim())
-        .filter(Boolean),
-    )
-    .pipe(z.array(z.enum(RUNTIME_STATUSES as [RuntimeStatus, ...RuntimeStatus[]])))
-    .optional(),
-  createdTimeFrom: isoDate.optional(),
-  createdTimeTo: isoDate.optional(),
-  instanceIdPrefix: z.string().min(1).optional(),
+const entityListSchema = z.object({
+  lastOperationTimeFrom: isoDate.optional(),
+  lastOperationTimeTo: isoDate.optional(),
   top: z.coerce.number().int().min(1).max(10_000).optional(),
-  showInput: booleanText.optional(),
-});
-
-const statusQuerySchema = z.object({
-  showHistory: booleanText.optional(),
-  showHistoryOutput: booleanText.optional(),
-  showInput: booleanText.optional(),
-  returnInternalServerErrorOnFailure: booleanText.optional(),
+  fetchState: booleanText.optional(),
 });
 
 export async function handleDurableRpc(
@@ -71,159 +72,81 @@ export async function handleDurableRpc(
   pageSize: number,
 ): Promise<void> {
   try {
-    const url = new URL(req.url ?? "/", "http://localhost");
-    const pathOnly = pathAfterPrefix.split("?")[0] ?? "";
-    const segments = pathOnly
+    const origin = `http://${req.headers.host ?? "localhost"}`;
+    const url = new URL(req.url ?? "/", origin);
+    const segments = (pathAfterPrefix.split("?")[0] ?? "")
       .split("/")
       .filter((s) => s !== "")
       .map(decodeURIComponent);
-    const method = (req.method ?? "GET").toUpperCase();
-    const query = Object.fromEntries(url.searchParams.entries());
-    const baseUrl = `http://${req.headers.host ?? "localhost"}`;
-    const [area, a, b, c] = segments;
-
-    if (area === "orchestrators" && method === "POST" && a && segments.length <= 3) {
-      const input = parseJsonBody(await readBody(req), "the orchestration input");
-      const id = engine.startNew(a, { instanceId: b, input, version: query.version });
-      const payload = engine.managementPayload(baseUrl, id);
-      return send(res, 202, payload, { Location: payload.statusQueryGetUri ?? "" });
+    const rpc: RpcRequest = {
+      req,
+      res,
+      method: (req.method ?? "GET").toUpperCase(),
+      segments,
+      query: Object.fromEntries(url.searchParams.entries()),
+      origin,
+      url: url.href,
+      pageSize,
+    };
+    const area = segments[0]?.toLowerCase();
+    if (area === "orchestrators" && segments.length >= 2 && segments.length <= 3) {
+      return rpc.method === "POST" ? await handleStart(engine, rpc) : send(res, 404);
     }
-
-    if (area === "instances" && segments.length === 1) {
-      const filter = parseQuery(listQuerySchema, query);
-      if (method === "GET") {
-        const token = req.headers["x-ms-continuation-token"];
-        const page = engine.list({
-          ...(filter as InstanceQuery),
-          top: filter.top ?? pageSize,
-          continuationToken: typeof token === "string" && token ? token : undefined,
-        });
-        return send(
-          res,
-          200,
-          page.instances,
-          page.continuationToken ? { "x-ms-continuation-token": page.continuationToken } : {},
-        );
-      }
-      if (method === "DELETE") {
-        const result = engine.purgeBy(filter as InstanceQuery);
-        return send(res, result.instancesDeleted > 0 ? 200 : 404, result);
-      }
+    if (area === "instances") {
+      if (await handleInstances(engine, rpc)) return;
     }
-
-    if (area === "instances" && a) {
-      if (segments.length === 2 && method === "GET") {
-        const opts = parseQuery(statusQuerySchema, query);
-        const status = engine.getStatus(a, opts);
-        if (!status) return send(res, 404, { error: `No instance with ID '${a}' exists` });
-        const running = ["Pending", "Running", "ContinuedAsNew"].includes(status.runtimeStatus);
-        const code = running
-          ? 202
-          : status.runtimeStatus === "Failed" && opts.returnInternalServerErrorOnFailure
-            ? 500
-            : 200;
-        const location = running
-          ? { Location: engine.managementPayload(baseUrl, a).statusQueryGetUri ?? "" }
-          : undefined;
-        return send(res, code, status, location);
-      }
-      if (segments.length === 2 && method === "DELETE") return send(res, 200, engine.purge(a));
-      if (segments.length === 4 && b === "raiseEvent" && c && method === "POST") {
-        const data = parseJsonBody(await readBody(req), `the data of event '${c}'`);
-        engine.raiseEvent(a, c, data);
-        return send(res, 202);
-      }
-      if (segments.length === 3 && b === "terminate" && method === "POST") {
-        engine.terminate(a, query.reason);
-        return send(res, 202);
-      }
-      if (
-        segments.length === 3 &&
-        b &&
-        ["suspend", "resume", "rewind", "restart"].includes(b) &&
-        method === "POST"
-      ) {
-        return send(res, 501, { error: `${b} is not supported by the devhost durable engine` });
-      }
-    }
-
-    if (area === "entities" && a && b && segments.length === 3) {
-      if (method === "GET") {
-        const entity = engine.readEntityState({ name: a, key: b });
-        return entity.exists
-          ? send(res, 200, entity.state)
-          : send(res, 404, { error: `Entity @${a}@${b} does not exist` });
-      }
-      if (method === "POST") {
-        if (!query.op)
-          throw new DurableRequestError(400, "the 'op' query parameter (the operation name) is required");
-        const input = parseJsonBody(await readBody(req), `the input of operation '${query.op}'`);
-        engine.signalEntity({ name: a, key: b }, query.op, input);
-        return send(res, 202);
-      }
-    }
-
-    return send(res, 404, { error: `No durable API route for ${method} /${segments.join("/")}` });
+    if (area === "entities" && segments.length <= 3) return await handleEntities(engine, rpc);
+    return send(res, 404, { error: `No durable API route for ${rpc.method} /${segments.join("/")}` });
   } catch (err) {
     if (err instanceof DurableRequestError) return send(res, err.status, { error: err.message });
-    if (err instanceof InvalidContinuationToken) return send(res, 400, { error: err.message });
+    if (err instanceof InvalidContinuationToken || err instanceof InvalidEntityContinuationToken) {
+      return send(res, 400, { error: err.message });
+    }
     if (err instanceof URIError) return send(res, 400, { error: `Malformed URL path: ${err.message}` });
     return send(res, 500, { error: err instanceof Error ? err.message : String(err) });
   }
 }
 
-function parseQuery<T extends z.ZodType>(schema: T, query: Record<string, string>): z.output<T> {
-  const parsed = schema.safeParse(query);
-  if (!parsed.success) {
-    const problems = parsed.error.issues
-      .map((i) => `${i.path.join(".") || "query"}: ${i.message}`)
-      .join("; ");
-    throw new DurableRequestError(400, `Invalid query string: ${problems}`);
-  }
-  return parsed.data;
-}
-
-function parseJsonBody(body: string, what: string): unknown {
-  if (body.trim() === "") return undefined;
-  try {
-    return JSON.parse(body);
-  } catch (err) {
-    throw new DurableRequestError(
-      400,
-      `${what} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`,
+/** entities/{name}/{key}: read (GET) or signal (POST with ?op=, DELETE for "delete"); entities[/{name}]: list. */
+async function handleEntities(engine: DurableClientOperations, rpc: RpcRequest): Promise<void> {
+  const { req, res, method, segments, query } = rpc;
+  const [, name, key] = segments;
+  if (method === "GET" && key === undefined) {
+    const filter = parseQuery(entityListSchema, query);
+    const token = req.headers["x-ms-continuation-token"];
+    const page = engine.listEntities({
+      ...filter,
+      ...(name !== undefined ? { name } : {}),
+      top: filter.top ?? rpc.pageSize,
+      ...(typeof token === "string" && token ? { continuationToken: token } : {}),
+    });
+    return send(
+      res,
+      200,
+      page.entities,
+      page.continuationToken ? { "x-ms-continuation-token": page.continuationToken } : {},
     );
   }
-}
-
-function readBody(req: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new DurableRequestError(413, `request body over ${MAX_BODY_BYTES} bytes`));
-        req.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
-}
-
-function send(
-  res: http.ServerResponse,
-  status: number,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): void {
-  const text = body === undefined ? "" : JSON.stringify(body);
-  res.writeHead(status, {
-    ...(body === undefined ? {} : { "Content-Type": "application/json; charset=utf-8" }),
-    "Content-Length": Buffer.byteLength(text),
-    ...headers,
-  });
-  res.end(text);
+  if (name === undefined || key === undefined) return send(res, 404);
+  if (method === "GET") {
+    const entity = engine.readEntityState({ name, key });
+    return entity.exists
+      ? send(res, 200, entity.state)
+      : send(res, 404, { error: `Entity @${name.toLowerCase()}@${key} does not exist` });
+  }
+  if (method !== "POST" && method !== "DELETE") return send(res, 404);
+  const operation = method === "DELETE" ? "delete" : query.op;
+  if (!operation) {
+    throw new DurableRequestError(400, "the 'op' query parameter (the operation name) is required");
+  }
+  const body = await readBody(req);
+  // The extension passes JSON content as JSON and anything else as the text it is.
+  const input =
+    body === ""
+      ? undefined
+      : mediaType(req) === "application/json"
+        ? parseJsonBody(body, `the input of operation '${operation}'`)
+        : body;
+  engine.signalEntity({ name, key }, operation, input);
+  return send(res, 202);
 }

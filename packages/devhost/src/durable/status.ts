@@ -10,7 +10,11 @@ export const RUNTIME_STATUSES: readonly RuntimeStatus[] = [
   "ContinuedAsNew",
   "Failed",
   "Terminated",
+  "Suspended",
 ];
+
+/** Still in progress: the status API answers 202 for these. */
+export const IN_PROGRESS: readonly RuntimeStatus[] = ["Pending", "Running", "ContinuedAsNew", "Suspended"];
 
 export interface InstanceStatus {
   name: string;
@@ -22,7 +26,8 @@ export interface InstanceStatus {
   output: unknown;
   runtimeStatus: RuntimeStatus;
   customStatus: unknown;
-  history?: Record<string, unknown>[];
+  /** With showHistory, as the extension names it (durable-functions 3.x reads `history`, so its own copy stays empty). */
+  historyEvents?: Record<string, unknown>[];
 }
 
 export interface StatusOptions {
@@ -45,73 +50,131 @@ export function toStatus(r: InstanceRecord, opts: StatusOptions = {}): InstanceS
     runtimeStatus: r.runtimeStatus,
     customStatus: orNull(r.customStatus),
   };
-  if (opts.showHistory) status.history = readableHistory(r.history, opts.showHistoryOutput === true);
+  // The extension has no history to show for an instance that has not started.
+  if (opts.showHistory && r.runtimeStatus !== "Pending") {
+    status.historyEvents = readableHistory(r.history, {
+      outputs: opts.showHistoryOutput === true,
+      inputs: opts.showInput !== false,
+    });
+  }
   return status;
 }
 
+/** Drops undefined fields, as the extension's serializer drops nulls. */
+function compact(entry: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(entry).filter(([, v]) => v !== undefined));
+}
+
 /**
- * The history as the extension's HTTP API shows it: scheduling events folded into their completions
- * (FunctionName, ScheduledTime), replay bookkeeping (OrchestratorStarted/Completed) left out.
+ * The history as the extension's status API shows it: event types by name; a scheduling event folded into its
+ * completion or failure (FunctionName, ScheduledTime, Input) and shown on its own only while it is pending;
+ * OrchestratorStarted/Completed left out. Results appear only with showHistoryOutput and are JSON; inputs
+ * appear unless showInput=false and stay JSON text, as the extension leaves them.
  */
 export function readableHistory(
   history: readonly HistoryEvent[],
-  withOutputs: boolean,
+  show: { outputs: boolean; inputs: boolean },
 ): Record<string, unknown>[] {
+  const answered = new Set<number>();
   const scheduled = new Map<number, HistoryEvent>();
   for (const e of history) {
     if (
-      e.EventId >= 0 &&
-      (e.EventType === EventType.TaskScheduled ||
-        e.EventType === EventType.SubOrchestrationInstanceCreated ||
-        e.EventType === EventType.TimerCreated)
+      e.EventType === EventType.TaskScheduled ||
+      e.EventType === EventType.SubOrchestrationInstanceCreated
     ) {
       scheduled.set(e.EventId, e);
     }
+    if (COMPLETIONS.has(e.EventType) && e.TaskScheduledId !== undefined) answered.add(e.TaskScheduledId);
   }
+  const input = (text: string | undefined): string | undefined => (show.inputs ? text : undefined);
+  const result = (text: string | undefined): unknown => (show.outputs ? orNull(text) : undefined);
   const out: Record<string, unknown>[] = [];
   for (const e of history) {
-    const base: Record<string, unknown> = { EventType: eventTypeName(e.EventType), Timestamp: e.Timestamp };
-    const source = scheduled.get(e.TaskScheduledId ?? e.TimerId ?? -1);
+    const head = { EventType: eventTypeName(e.EventType), Timestamp: e.Timestamp };
+    const source = scheduled.get(e.TaskScheduledId ?? -1);
+    const origin = {
+      ScheduledTime: source?.Timestamp,
+      FunctionName: source?.Name,
+      Input: input(source?.Input),
+    };
     switch (e.EventType) {
+      case EventType.OrchestratorStarted:
+      case EventType.OrchestratorCompleted:
+        break;
       case EventType.ExecutionStarted:
-        out.push({ ...base, FunctionName: e.Name, ...(withOutputs ? { Input: orNull(e.Input) } : {}) });
+        out.push(compact({ ...head, FunctionName: e.Name, Input: input(e.Input) }));
+        break;
+      case EventType.TaskScheduled:
+      case EventType.SubOrchestrationInstanceCreated:
+        if (!answered.has(e.EventId))
+          out.push(compact({ ...head, Name: e.Name, InstanceId: e.InstanceId, Input: input(e.Input) }));
         break;
       case EventType.TaskCompleted:
       case EventType.SubOrchestrationInstanceCompleted:
-        out.push({
-          ...base,
-          FunctionName: source?.Name,
-          ...(source?.InstanceId ? { InstanceId: source.InstanceId } : {}),
-          ...(withOutputs ? { Result: orNull(e.Result) } : {}),
-          ScheduledTime: source?.Timestamp,
-        });
+        out.push(compact({ ...head, ...origin, Result: result(e.Result) }));
         break;
       case EventType.TaskFailed:
       case EventType.SubOrchestrationInstanceFailed:
-        out.push({
-          ...base,
-          FunctionName: source?.Name,
-          Reason: e.Reason ?? e.FailureDetails?.ErrorMessage,
-          Details: e.Details,
-          ScheduledTime: source?.Timestamp,
-        });
+        out.push(
+          compact({
+            ...head,
+            Reason: e.Reason ?? e.FailureDetails?.ErrorMessage,
+            Details: e.Details,
+            FailureDetails: e.FailureDetails,
+            ...origin,
+          }),
+        );
         break;
+      case EventType.TimerCreated:
       case EventType.TimerFired:
-        out.push({ ...base, FireAt: e.FireAt, ScheduledTime: source?.Timestamp });
+        out.push(compact({ ...head, FireAt: e.FireAt }));
         break;
       case EventType.EventRaised:
-        out.push({ ...base, Name: e.Name, ...(withOutputs ? { Input: orNull(e.Input) } : {}) });
+      case EventType.EventSent:
+        out.push(compact({ ...head, InstanceId: e.InstanceId, Name: e.Name, Input: input(e.Input) }));
+        break;
+      case EventType.ExecutionSuspended:
+      case EventType.ExecutionResumed:
+        out.push(compact({ ...head, Reason: e.Reason }));
+        break;
+      case EventType.GenericEvent:
+        out.push(compact({ ...head, Data: e.Data }));
+        break;
+      // DTFx ends every execution with ExecutionCompleted and its status; a termination is the terminate
+      // message (its reason as plain text) followed by that. The engine keeps one event per outcome and shows
+      // it the DTFx way.
+      case EventType.ExecutionTerminated:
+        out.push(compact({ ...head, Input: show.inputs ? orNull(e.Result) : undefined }));
+        out.push(executionCompleted(e, result));
         break;
       case EventType.ExecutionCompleted:
       case EventType.ExecutionFailed:
-      case EventType.ExecutionTerminated:
-        out.push({ ...base, OrchestrationStatus: e.OrchestrationStatus, Result: orNull(e.Result) });
+        out.push(executionCompleted(e, result));
         break;
       default:
-        break;
+        out.push(head);
     }
   }
   return out;
+}
+
+const COMPLETIONS = new Set<number>([
+  EventType.TaskCompleted,
+  EventType.TaskFailed,
+  EventType.SubOrchestrationInstanceCompleted,
+  EventType.SubOrchestrationInstanceFailed,
+]);
+
+function executionCompleted(
+  e: HistoryEvent,
+  result: (text: string | undefined) => unknown,
+): Record<string, unknown> {
+  return compact({
+    EventType: "ExecutionCompleted",
+    Timestamp: e.Timestamp,
+    OrchestrationStatus: e.OrchestrationStatus,
+    Result: result(e.Result),
+  });
 }
 
 export interface InstanceQuery {

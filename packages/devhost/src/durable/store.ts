@@ -13,7 +13,8 @@ import fs from "node:fs";
 import path from "node:path";
 import type { HistoryEvent } from "./history";
 
-export type RuntimeStatus = "Pending" | "Running" | "Completed" | "ContinuedAsNew" | "Failed" | "Terminated";
+export type RuntimeStatus =
+  "Pending" | "Running" | "Completed" | "ContinuedAsNew" | "Failed" | "Terminated" | "Suspended";
 export const TERMINAL_STATUSES: readonly RuntimeStatus[] = ["Completed", "Failed", "Terminated"];
 export const isTerminal = (s: RuntimeStatus): boolean => TERMINAL_STATUSES.includes(s);
 
@@ -39,7 +40,10 @@ export interface InstanceRecord {
   parent?: ParentLink;
   /** Events of the current execution that the orchestrator has already seen. */
   history: HistoryEvent[];
-  /** Messages received but not yet handed to an episode (completions, timer fires, events, terminate). */
+  /**
+   * Messages received but not yet handed to an episode (completions, timer fires, events, terminate, suspend
+   * and resume). While the instance is Suspended, the messages that are not resume or terminate wait here.
+   */
   inbox: HistoryEvent[];
   /** Fingerprints of the actions the last episode produced, for the determinism check. */
   prevActions: string[];

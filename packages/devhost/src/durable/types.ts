@@ -52,6 +52,8 @@ export interface ActivityWork {
   name: string;
   /** JSON text of the input, as recorded in TaskScheduled (absent = no input). */
   input?: string;
+  /** ISO time before which it must not start (a callHttp status poll waits for its Retry-After). */
+  notBefore?: string;
 }
 
 export interface TimerWork {
@@ -65,6 +67,8 @@ export interface TimerWork {
 export interface EngineServices {
   readonly clock: Clock;
   readonly schemaVersion: number;
+  /** How long a callHttp poll waits for a 202 without Retry-After (the extension's HTTP settings). */
+  readonly httpPollIntervalMs: number;
   store(): TaskHubStore;
   /** True while results may still be written (the hub is open). */
   writable(): boolean;

@@ -1,7 +1,10 @@
-// Start-up phase 6: the HTTP server, with the app's routes, the durable client's API (/durabletask/) and the
-// admin API (/admin/functions/) mounted on it. Once it listens the host knows its own address: the durable
+// Start-up phase 6: the HTTP server, with the app's routes, the durable HTTP API (at /runtime/webhooks/durabletask/,
+// where management URLs point, and at /durabletask/, the durable client's rpcBaseUrl) and the admin API
+// (/admin/functions/) mounted on it. Once it listens the host knows its own address: the durable
 // client's binding data, WEBSITE_HOSTNAME and the function listing name it.
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { encodeClientPrincipal, type ClientPrincipal } from "../auth";
+import { DURABLE_HTTP_PATHS } from "../durable";
 import type { Registration } from "../functionsCore";
 import type { HostLogger } from "../logger";
 import { applySettingsToEnv } from "../settings";
@@ -37,7 +40,13 @@ export async function serveHttp(
     logger,
     ...(signedInAs ? { defaultHeaders: encodeClientPrincipal(signedInAs) } : {}),
     mounts: {
-      "/durabletask/": (req, res, rest) => runtime.engine.handleRpc(req, res, rest),
+      ...Object.fromEntries(
+        DURABLE_HTTP_PATHS.map((path) => [
+          path,
+          (req: IncomingMessage, res: ServerResponse, rest: string) =>
+            runtime.engine.handleRpc(req, res, rest),
+        ]),
+      ),
       "/admin/functions/": adminFunctionsApi(options.registrations, triggers.timers, runtime.invoke),
     },
   });

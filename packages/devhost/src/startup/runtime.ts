@@ -40,11 +40,12 @@ export function createRuntime(
   fs.mkdirSync(dataDir, { recursive: true });
   const byName = new Map(options.registrations.map((r) => [r.name, r]));
   let baseUrl = "";
-  const { hubName, maxConcurrentActivityFunctions } = hostConfig.durableTask;
+  const { hubName, maxConcurrentActivityFunctions, httpPollIntervalMs } = hostConfig.durableTask;
   const engine: DurableEngine = new DurableEngine({
     dataDir,
     ...(hubName ? { taskHubName: hubName } : {}),
     ...(maxConcurrentActivityFunctions ? { maxConcurrentActivities: maxConcurrentActivityFunctions } : {}),
+    ...(httpPollIntervalMs !== undefined ? { httpPollIntervalMs } : {}),
     clock,
     log: (line) => logger.write({ level: "information", category: "system", message: line }),
     // Durable work goes through the invoker too, for hooks and the Executing/Executed lines. The engine

@@ -35,7 +35,7 @@ export interface HttpServerOptions {
   functions: HttpFunction[];
   invoke: (registration: Registration, request: InvokeRequest) => Promise<InvocationResult>;
   logger: HostLogger;
-  /** Extra handlers by path prefix, e.g. "/durabletask/" for the durable client's RPC. */
+  /** Extra handlers by path prefix (matched in any case), e.g. "/durabletask/" for the durable HTTP API. */
   mounts?: Record<string, MountHandler>;
   /**
    * Headers a request gets when it has none of them, the way the platform adds a signed-in user's identity
@@ -188,7 +188,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     const url = new URL(req.url ?? "/", baseUrl);
     const method = (req.method ?? "GET").toUpperCase();
     for (const [prefix, handler] of mounts) {
-      if (url.pathname.startsWith(prefix)) {
+      // Paths match in any case, as in the host (ASP.NET routing).
+      if (url.pathname.toLowerCase().startsWith(prefix.toLowerCase())) {
         await handler(req, res, url.pathname.slice(prefix.length) + url.search);
         return;
       }

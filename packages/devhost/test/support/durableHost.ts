@@ -1,5 +1,5 @@
 // A durable engine for tests: temp task hub, virtual clock by default, the captured registrations, and
-// optionally the durable HTTP API on 127.0.0.1:0 so df.getClient can talk to it.
+// optionally the durable HTTP API on 127.0.0.1:0 (at both of its paths) so df.getClient can talk to it.
 import fs from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -8,6 +8,7 @@ import path from "node:path";
 import { InvocationContext } from "@azure/functions";
 import * as df from "durable-functions";
 import {
+  DURABLE_HTTP_PATHS,
   DurableEngine,
   VirtualClock,
   type Clock,
@@ -53,11 +54,9 @@ export async function startTestEngine(options: TestEngineOptions = {}): Promise<
   if (options.http) {
     server = http.createServer((req, res) => {
       const url = req.url ?? "/";
-      if (url.startsWith("/durabletask/")) {
-        void engine.handleRpc(req, res, url.slice("/durabletask/".length));
-      } else {
-        res.writeHead(404).end();
-      }
+      const mount = DURABLE_HTTP_PATHS.find((p) => url.toLowerCase().startsWith(p));
+      if (mount) void engine.handleRpc(req, res, url.slice(mount.length));
+      else res.writeHead(404).end();
     });
     await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
     baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -51,7 +51,7 @@ describe("durable timers on the virtual clock", () => {
     const status = h.engine.getStatus(id, { showHistory: true });
     const out = status?.output as { start: string; end: string };
     expect(Date.parse(out.end) - Date.parse(out.start)).toBe(10 * 24 * 60 * 60 * 1000);
-    expect(status?.history?.filter((e) => e.EventType === "TimerFired").length).toBeGreaterThan(1);
+    expect(status?.historyEvents?.filter((e) => e.EventType === "TimerFired").length).toBeGreaterThan(1);
   });
 });
 
@@ -167,7 +167,7 @@ describe("continueAsNew", () => {
       output: "finished after 3 restarts",
       input: 3,
     });
-    expect(status?.history?.filter((e) => e.EventType === "ExecutionStarted")).toHaveLength(1);
+    expect(status?.historyEvents?.filter((e) => e.EventType === "ExecutionStarted")).toHaveLength(1);
     const seen = invocations.filter((i) => i.instanceId === id).map((i) => i.statusAtStart);
     expect(seen.filter((s) => s === "ContinuedAsNew")).toHaveLength(3);
     expect(seen[0]).toBe("Pending");
