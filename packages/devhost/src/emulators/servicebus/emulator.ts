@@ -7,7 +7,6 @@
 import type { AddressInfo, Server, Socket } from "node:net";
 import {
   create_container,
-  types,
   type Connection,
   type Container,
   type Delivery,
@@ -24,38 +23,63 @@ import {
   queueSettingsOf,
   type EmulatorConfigFile,
 } from "./config";
-import { DEFAULT_SERVICE_BUS_PORT } from "../ports";
+import { DEFAULT_SERVICE_BUS_PORT, DEFAULT_SERVICE_BUS_TLS_PORT } from "../ports";
 import { handleManagementRequest } from "./management";
 import { LockLostError, MessageQueue, type QueueCounts, type ReceiveMode, type StoredMessage } from "./queue";
 import {
   forgetSettledDelivery,
   linkCredit,
+  answerAttachWithoutTerminus,
+  attachAnswered,
   localAttach,
   nextUntransferredDeliveryId,
+  receiveUndecoded,
   remoteAttach,
+  saslMechanismOf,
+  writeEveryPerformativeField,
 } from "./rheaLinks";
-import { covers, entityPathOf, verifySasToken } from "./sas";
+import { grantsNamespace, offerServiceBusMechanisms } from "./sasl";
+import { answerPutToken } from "./cbs";
+import { EncodedMessage, MessageDecodeError } from "./encodedMessage";
+import { covers, entityPathOf } from "./sas";
 import {
   decodeTransfer,
   deliveryTagFor,
-  MAX_MESSAGE_SIZE_BYTES,
+  decodeMessage,
+  encodeForReceiver,
+  PLAIN_MESSAGE_FORMAT,
   rejectedWith,
   settledOutcome,
-  toWireMessage,
+  STANDARD_TIER_MAX_MESSAGE_SIZE_BYTES,
+  typedPropertiesOf,
   type AmqpErrorFields,
 } from "./wire";
 
 export interface ServiceBusEmulatorOptions {
   /** Address to listen on; default 127.0.0.1. */
   host?: string;
-  /** TCP port; default 5672 (the SDK's default with UseDevelopmentEmulator). 0 picks a free port. */
+  /**
+   * TCP port; default 5672 (the SDKs' default with UseDevelopmentEmulator), or 5671 with `tls`. 0
+   * picks a free port.
+   */
   port?: number;
+  /**
+   * Serve AMQPS (AMQP over TLS) with this key and certificate (PEM), for clients that always use TLS
+   * and cannot be told UseDevelopmentEmulator=true, such as azure-servicebus 7.8 for Python (uamqp),
+   * which trusts a CA file given as connection_verify.
+   */
+  tls?: { key: string | Buffer; cert: string | Buffer };
   /** A Config.json path, JSON text, or parsed object; default: no queues (an app brings its own). */
   config?: string | EmulatorConfigFile;
   /** Default RootManageSharedAccessKey. */
   sasKeyName?: string;
   /** Default "SAS_KEY_VALUE", as the official emulator. */
   sasKey?: string;
+  /**
+   * The largest message (or batch) a sender may transfer, in bytes; larger ones are refused as Azure
+   * refuses them. Default 256 KiB, the Standard tier's limit; Premium allows up to 100 MiB.
+   */
+  maxMessageSizeBytes?: number;
   /** Receives one line per notable event (connections, refusals); nothing is printed without it. */
   log?: (line: string) => void;
 }
@@ -66,10 +90,16 @@ export const DEFAULT_SAS_KEY = "SAS_KEY_VALUE";
 const CBS_ADDRESS = "$cbs";
 const MANAGEMENT_SUFFIX = "/$management";
 const DEAD_LETTER_PATH_SUFFIX = "/$deadletterqueue";
-const SAS_TOKEN_TYPE = "servicebus.windows.net:sastoken";
 const SESSION_FILTER = "com.microsoft:session-filter";
 /** How long stop() lets clients answer the close frame before it drops their sockets. */
 const CLOSE_GRACE_MS = 100;
+/**
+ * The max-frame-size the emulator advertises in its open. Without one (AMQP's default, 4 GiB) uamqp
+ * (Python) writes a whole message into one transfer frame, which its own 64 KiB frame limit then
+ * refuses: no message over 64 KiB could be sent, and one over the size limit never reached the check
+ * that answers MessageSizeExceeded. With it, every client splits large messages into frames.
+ */
+const MAX_FRAME_SIZE_BYTES = 64 * 1024;
 
 /** A receiver link of a client, fed from a queue. */
 interface Consumer {
@@ -78,6 +108,8 @@ interface Consumer {
   mode: ReceiveMode;
   /** Ids of deliveries handed to rhea but not yet on the wire (rhea counts credit only when it transfers). */
   queuedDeliveryIds: number[];
+  /** A pump is due once the emulator's attach for the link has gone out. */
+  pumpScheduled?: boolean;
 }
 
 type LinkRole =
@@ -86,8 +118,10 @@ type LinkRole =
 export class ServiceBusEmulator {
   private readonly host: string;
   private readonly requestedPort: number;
+  private readonly tls: ServiceBusEmulatorOptions["tls"];
   private readonly sasKeyName: string;
   private readonly sasKey: string;
+  private readonly maxMessageSizeBytes: number;
   private readonly log: (line: string) => void;
   /** Queues by lower-cased name: entity names are case-insensitive. */
   private readonly queues = new Map<string, MessageQueue>();
@@ -106,9 +140,14 @@ export class ServiceBusEmulator {
 
   constructor(options: ServiceBusEmulatorOptions = {}) {
     this.host = options.host ?? "127.0.0.1";
-    this.requestedPort = options.port ?? DEFAULT_SERVICE_BUS_PORT;
+    this.tls = options.tls;
+    this.requestedPort = options.port ?? (this.tls ? DEFAULT_SERVICE_BUS_TLS_PORT : DEFAULT_SERVICE_BUS_PORT);
     this.sasKeyName = options.sasKeyName ?? DEFAULT_SAS_KEY_NAME;
     this.sasKey = options.sasKey ?? DEFAULT_SAS_KEY;
+    this.maxMessageSizeBytes = options.maxMessageSizeBytes ?? STANDARD_TIER_MAX_MESSAGE_SIZE_BYTES;
+    if (!Number.isInteger(this.maxMessageSizeBytes) || this.maxMessageSizeBytes < 1) {
+      throw new RangeError(`maxMessageSizeBytes must be a positive integer, got ${this.maxMessageSizeBytes}`);
+    }
     this.log = options.log ?? (() => undefined);
     const file = loadEmulatorConfig(options.config ?? EMPTY_CONFIG);
     for (const settings of queueSettingsOf(file)) {
@@ -135,9 +174,10 @@ export class ServiceBusEmulator {
   get connectionString(): string {
     if (this.port === 0) throw new Error("The Service Bus emulator has no port yet: start() it first.");
     const host = this.host === "0.0.0.0" || this.host === "::" ? "127.0.0.1" : this.host;
+    // Over TLS the clients' defaults are right; UseDevelopmentEmulator would make them use plain TCP.
     return (
       `Endpoint=sb://${host}:${this.port};SharedAccessKeyName=${this.sasKeyName};` +
-      `SharedAccessKey=${this.sasKey};UseDevelopmentEmulator=true`
+      `SharedAccessKey=${this.sasKey}${this.tls ? "" : ";UseDevelopmentEmulator=true"}`
     );
   }
 
@@ -159,7 +199,12 @@ export class ServiceBusEmulator {
 
   async start(): Promise<void> {
     if (this.server) return;
-    const server = this.container.listen({ host: this.host, port: this.requestedPort });
+    const server = this.container.listen({
+      host: this.host,
+      port: this.requestedPort,
+      max_frame_size: MAX_FRAME_SIZE_BYTES,
+      ...(this.tls ? { transport: "tls", key: this.tls.key, cert: this.tls.cert } : {}),
+    });
     server.on("connection", (socket: Socket) => {
       this.sockets.add(socket);
       socket.once("close", () => this.sockets.delete(socket));
@@ -208,9 +253,15 @@ export class ServiceBusEmulator {
 
   private wire(): void {
     const c = this.container;
-    c.sasl_server_mechanisms.enable_anonymous(); // the SDK authenticates through CBS, not SASL
+    offerServiceBusMechanisms(c.sasl_server_mechanisms as unknown as Record<string, unknown>, {
+      keyName: this.sasKeyName,
+      key: this.sasKey,
+    });
     c.on("connection_open", (ctx: EventContext) => {
       this.connections.add(ctx.connection);
+      writeEveryPerformativeField(ctx.connection); // before rhea answers the open, on the next tick
+      // SASL PLAIN with the SAS key authorizes the whole namespace, without CBS (as in Azure).
+      if (grantsNamespace(saslMechanismOf(ctx.connection))) this.claimsOf(ctx.connection).set("", Infinity);
       const props = (ctx.connection.remote.open?.properties ?? {}) as Record<string, unknown>;
       this.log(`connection from ${String(props.product ?? "client")} ${String(props.version ?? "")}`);
     });
@@ -251,9 +302,10 @@ export class ServiceBusEmulator {
 
   /** The client attached a sender: to $cbs, to a queue's $management, or to a queue itself. */
   private onClientSenderAttached(link: Receiver): void {
-    this.echoAttach(link);
+    receiveUndecoded(link.session);
     const address = String(remoteAttach(link).target?.address ?? "");
     if (address === CBS_ADDRESS) {
+      this.echoAttach(link);
       this.roles.set(link, { kind: "cbs" });
       return;
     }
@@ -264,21 +316,25 @@ export class ServiceBusEmulator {
       this.refuse(link, "amqp:not-allowed", `Cannot send to the dead-letter queue '${queue.name}'.`);
       return;
     }
+    this.echoAttach(link);
     this.roles.set(link, management ? { kind: "management", queue } : { kind: "intake", queue });
   }
 
   /** The client attached a receiver: for $cbs or $management replies, or to consume a queue. */
   private onClientReceiverAttached(link: Sender): void {
-    this.echoAttach(link);
     const source = remoteAttach(link).source;
     const address = String(source?.address ?? "");
-    if (address === CBS_ADDRESS || address.toLowerCase().endsWith(MANAGEMENT_SUFFIX)) return; // a reply link
+    if (address === CBS_ADDRESS || address.toLowerCase().endsWith(MANAGEMENT_SUFFIX)) {
+      this.echoAttach(link); // a reply link
+      return;
+    }
     if (source?.filter && SESSION_FILTER in source.filter) {
       this.refuse(link, "amqp:not-implemented", "Sessions are not supported by the Service Bus emulator.");
       return;
     }
     const queue = this.admit(link, address);
     if (!queue) return;
+    this.echoAttach(link);
     const mode: ReceiveMode = remoteAttach(link).snd_settle_mode === 1 ? "receiveAndDelete" : "peekLock";
     const consumer: Consumer = { link, queue, mode, queuedDeliveryIds: [] };
     this.consumerOf.set(link, consumer);
@@ -327,12 +383,16 @@ export class ServiceBusEmulator {
     const local = localAttach(link);
     local.snd_settle_mode = remote.snd_settle_mode;
     local.rcv_settle_mode = remote.rcv_settle_mode;
-    local.max_message_size = MAX_MESSAGE_SIZE_BYTES;
+    local.max_message_size = this.maxMessageSizeBytes; // the clients size their batches by it
   }
 
-  /** Attach-then-detach with an error: what the SDK turns into a typed error, fast. */
+  /**
+   * Refuses a link as AMQP says a peer does (part 2.6.3): an attach with a null source and target, at
+   * once followed by a detach with the error. The clients raise that error, typed, without waiting.
+   */
   private refuse(link: Sender | Receiver, condition: string, description: string): void {
     this.log(`refused link '${link.name}': ${condition}: ${description}`);
+    answerAttachWithoutTerminus(link);
     link.close({ condition, description });
   }
 
@@ -356,75 +416,84 @@ export class ServiceBusEmulator {
     const delivery = ctx.delivery as Delivery;
     const role = this.roles.get(link);
     if (!role) return;
-    const message = ctx.message as Message;
-    if (role.kind === "cbs") {
+    // Undecoded (see receiveUndecoded): the bytes as the client sent them.
+    const payload = ctx.message as unknown as Buffer;
+    const format = (ctx as { format?: number | null }).format;
+    if (role.kind === "cbs" || role.kind === "management") {
       delivery.update(true, settledOutcome("accepted"));
-      this.reply(ctx.connection, message, this.putToken(ctx.connection, message));
+      const request = decodeMessage(payload);
+      const encoded = EncodedMessage.decode(payload);
+      const requestId = encoded.typedMessageId;
+      const response =
+        role.kind === "cbs"
+          ? this.putToken(ctx.connection, request)
+          : handleManagementRequest(role.queue, request, encoded.typedValueMap());
+      // The response goes out after the request's settlement, as Azure sends them: uamqp (Python) fails
+      // an operation whose response comes first. rhea writes a session's transfers before its
+      // dispositions in one pass, and writes this disposition on the next tick; the reply follows it.
+      setImmediate(() => this.reply(link, request, requestId, response));
       return;
     }
-    if (role.kind === "management") {
-      delivery.update(true, settledOutcome("accepted"));
-      this.reply(ctx.connection, message, handleManagementRequest(role.queue, message));
+    if (payload.length > this.maxMessageSizeBytes) {
+      // Azure's wording; the clients raise it as MessageSizeExceeded.
+      const description = `The received message (delivery-id:${delivery.id}, size:${payload.length} bytes) exceeds the limit (${this.maxMessageSizeBytes} bytes) currently allowed on the link.`;
+      this.log(`refused a message to '${role.queue.name}': ${description}`);
+      delivery.update(true, rejectedWith({ condition: "amqp:link:message-size-exceeded", description }));
       return;
     }
-    let messages: Message[];
+    let messages: EncodedMessage[];
     try {
-      messages = decodeTransfer(message, (ctx as { format?: number }).format);
+      messages = decodeTransfer(payload, format);
     } catch (error) {
-      delivery.update(true, rejectedWith({ condition: "amqp:decode-error", description: String(error) }));
+      if (!(error instanceof MessageDecodeError)) throw error;
+      delivery.update(true, rejectedWith({ condition: "amqp:decode-error", description: error.message }));
       return;
     }
     for (const each of messages) role.queue.send(each);
     delivery.update(true, settledOutcome("accepted"));
   }
 
-  /** CBS put-token: checks the SAS token and records the claim on this connection. */
+  /** CBS put-token: checks the token and records the claim on this connection. */
   private putToken(connection: Connection, request: Message): Message {
-    const props = (request.application_properties ?? {}) as Record<string, unknown>;
-    const audience = String(props.name ?? "");
-    let status = 202;
-    let description = "Accepted";
-    if (props.operation !== "put-token") {
-      status = 400;
-      description = `Unsupported CBS operation '${String(props.operation)}'.`;
-    } else if (props.type !== SAS_TOKEN_TYPE) {
-      status = 401;
-      description = `Only SAS tokens (${SAS_TOKEN_TYPE}) are supported by the emulator, not '${String(props.type)}'.`;
-    } else {
-      const verdict = verifySasToken(
-        String(request.body ?? ""),
-        audience,
-        { keyName: this.sasKeyName, key: this.sasKey },
-        Date.now(),
-      );
-      if (verdict.ok) {
-        // The SDK puts a token before every link and every 45 minutes: keep one claim per path.
-        const claims = this.claims.get(connection) ?? new Map<string, number>();
-        claims.set(entityPathOf(audience), verdict.expiresAtMs);
-        this.claims.set(connection, claims);
-      } else {
-        status = 401;
-        description = verdict.description;
-      }
-    }
-    if (status >= 300) this.log(`put-token for '${audience}' refused: ${description}`);
-    return {
-      application_properties: { "status-code": types.wrap_int(status), "status-description": description },
-      body: undefined,
-    };
+    const outcome = answerPutToken(request, { keyName: this.sasKeyName, key: this.sasKey }, Date.now());
+    // The SDKs put a token before every link and renew it before it expires: one claim per path.
+    if (outcome.claim) this.claimsOf(connection).set(outcome.claim.path, outcome.claim.expiresAtMs);
+    if (outcome.refusal) this.log(outcome.refusal);
+    return outcome.response;
   }
 
-  /** Sends a CBS or management response on the client's reply link (named by the request's reply_to). */
-  private reply(connection: Connection, request: Message, response: Message): void {
+  private claimsOf(connection: Connection): Map<string, number> {
+    let claims = this.claims.get(connection);
+    if (!claims) {
+      claims = new Map<string, number>();
+      this.claims.set(connection, claims);
+    }
+    return claims;
+  }
+
+  /**
+   * Sends a CBS or management response on the client's reply link. The request's reply_to names it by
+   * its target address (the .NET client) or by its link name (the Node client uses one string for
+   * both); the address is the one the client attached with, since the emulator's own echo of it is
+   * already encoded for the wire. Without a reply_to (the Python client's uamqp), the reply link is
+   * the client's receiver from the same node ($cbs or <entity>/$management) on the same session. The
+   * correlation-id is the request's message-id with its AMQP type: uamqp matches a ulong.
+   */
+  private reply(requestLink: Receiver, request: Message, requestId: unknown, response: Message): void {
     const replyTo = request.reply_to;
-    const link = connection.find_sender(
-      (sender: Sender) => sender.name === replyTo || localAttach(sender).target?.address === replyTo,
-    );
-    if (!link) {
-      this.log(`no reply link '${String(replyTo)}' for a request; dropping the response`);
+    const node = remoteAttach(requestLink).target?.address;
+    const link =
+      replyTo === undefined || replyTo === null
+        ? requestLink.session.find_sender((sender: Sender) => remoteAttach(sender).source?.address === node)
+        : requestLink.connection.find_sender(
+            (sender: Sender) => remoteAttach(sender).target?.address === replyTo || sender.name === replyTo,
+          );
+    if (!link?.is_open()) {
+      this.log(`no reply link '${String(replyTo ?? node)}' for a request; dropping the response`);
       return;
     }
-    link.send({ ...response, correlation_id: request.message_id, to: replyTo });
+    const correlationId = (requestId ?? request.message_id) as Message["correlation_id"]; // rhea passes a Typed through
+    link.send({ ...response, correlation_id: correlationId, to: replyTo ?? undefined });
   }
 
   // ------------------------------------------------------------------------------------ outbound
@@ -452,6 +521,17 @@ export class ServiceBusEmulator {
   private hasCredit(consumer: Consumer): boolean {
     const link = consumer.link;
     if (!link.is_open() || !link.sendable()) return false;
+    if (!attachAnswered(link)) {
+      // rhea writes the attach when it next processes the connection (a process.nextTick); after that.
+      if (!consumer.pumpScheduled) {
+        consumer.pumpScheduled = true;
+        setImmediate(() => {
+          consumer.pumpScheduled = false;
+          this.pump(consumer.queue);
+        });
+      }
+      return false;
+    }
     // rhea lowers link.credit only when a delivery goes on the wire; deliveries still queued in the
     // session (ids at or above its next_pending_delivery) have used credit already.
     const onTheWireBelow = nextUntransferredDeliveryId(link);
@@ -461,13 +541,13 @@ export class ServiceBusEmulator {
   }
 
   private deliver(consumer: Consumer, stored: StoredMessage): void {
-    const wire = toWireMessage(stored);
+    const encoded = encodeForReceiver(stored);
     if (consumer.mode === "receiveAndDelete" || !stored.lockToken) {
-      consumer.queuedDeliveryIds.push(consumer.link.send(wire).id);
+      consumer.queuedDeliveryIds.push(consumer.link.send(encoded, undefined, PLAIN_MESSAGE_FORMAT).id);
       return;
     }
-    // The delivery tag is the lock token: that is where the SDK reads message.lockToken from.
-    const delivery = consumer.link.send(wire, deliveryTagFor(stored.lockToken));
+    // The delivery tag is the lock token: that is where the clients read the message's lock token from.
+    const delivery = consumer.link.send(encoded, deliveryTagFor(stored.lockToken), PLAIN_MESSAGE_FORMAT);
     consumer.queuedDeliveryIds.push(delivery.id);
     this.lockedDeliveries.set(delivery, { queue: consumer.queue, lockToken: stored.lockToken });
   }
@@ -491,23 +571,28 @@ export class ServiceBusEmulator {
     const state = (delivery.remote_state ?? {}) as {
       error?: AmqpErrorFields;
       undeliverable_here?: boolean;
-      message_annotations?: Record<string, unknown>;
     };
+    // The properties to modify keep the types the client gave them.
+    const propertiesToModify = typedPropertiesOf(kind, delivery.remote_state);
     const { queue, lockToken } = locked;
     try {
       if (kind === "accepted") queue.complete(lockToken);
       else if (kind === "released") queue.release(lockToken);
       else if (kind === "rejected") {
-        const { DeadLetterReason, DeadLetterErrorDescription, ...propertiesToModify } =
-          state.error?.info ?? {};
+        const {
+          DeadLetterReason: _reason,
+          DeadLetterErrorDescription: _description,
+          ...extra
+        } = propertiesToModify;
+        const reason = state.error?.info?.DeadLetterReason;
+        const description = state.error?.info?.DeadLetterErrorDescription;
         queue.deadLetter(lockToken, {
-          reason: typeof DeadLetterReason === "string" ? DeadLetterReason : undefined,
-          description:
-            typeof DeadLetterErrorDescription === "string" ? DeadLetterErrorDescription : undefined,
-          propertiesToModify,
+          reason: typeof reason === "string" ? reason : undefined,
+          description: typeof description === "string" ? description : undefined,
+          propertiesToModify: extra,
         });
-      } else if (state.undeliverable_here) queue.defer(lockToken, state.message_annotations);
-      else queue.abandon(lockToken, state.message_annotations);
+      } else if (state.undeliverable_here) queue.defer(lockToken, propertiesToModify);
+      else queue.abandon(lockToken, propertiesToModify);
       delivery.update(true, settledOutcome(kind, state.undeliverable_here));
     } catch (error) {
       if (!(error instanceof LockLostError)) throw error;

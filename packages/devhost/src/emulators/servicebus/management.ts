@@ -4,16 +4,16 @@
  * (deferred messages) and update-disposition (settling deferred messages, or after the link is gone).
  */
 import { z } from "zod";
-import { types, type Message } from "rhea";
+import { types, type Message, type Typed } from "rhea";
 import { LockLostError, MessageNotFoundError, type MessageQueue, type ReceiveMode } from "./queue";
+import { EncodedMessage, typedMapEntries } from "./encodedMessage";
 import {
-  decodeMessage,
-  encodeMessage,
+  encodeForReceiver,
   lockTokenFromAmqp,
   lockTokenToAmqp,
-  longToAmqp,
+  longArrayToAmqp,
   numberFromAmqpLong,
-  toWireMessage,
+  timestampArrayToAmqp,
 } from "./wire";
 
 const OPERATION_PREFIX = "com.microsoft:";
@@ -32,14 +32,22 @@ function amqpValue<T>(convert: (value: unknown) => T) {
 const sequenceNumber = amqpValue(numberFromAmqpLong);
 const lockToken = amqpValue(lockTokenFromAmqp);
 
-/** A management operation: validates the request body, then acts on the queue. */
-type OperationHandler = (queue: MessageQueue, rawBody: unknown, operation: string) => Message;
+/**
+ * A management operation: validates the request body, then acts on the queue. `typedBody` is the same
+ * body with its values as the client typed them, for the values that are passed on to a message.
+ */
+type OperationHandler = (
+  queue: MessageQueue,
+  rawBody: unknown,
+  operation: string,
+  typedBody: Record<string, Typed>,
+) => Message;
 
 function operation<S extends z.ZodType>(
   schema: S,
-  run: (queue: MessageQueue, body: z.output<S>) => Message,
+  run: (queue: MessageQueue, body: z.output<S>, typedBody: Record<string, Typed>) => Message,
 ): OperationHandler {
-  return (queue, rawBody, name) => {
+  return (queue, rawBody, name, typedBody) => {
     const parsed = schema.safeParse(rawBody);
     if (!parsed.success) {
       const details = parsed.error.issues
@@ -47,7 +55,7 @@ function operation<S extends z.ZodType>(
         .join("; ");
       throw new ManagementError(400, "com.microsoft:argument-error", `Invalid ${name} request: ${details}`);
     }
-    return run(queue, parsed.data);
+    return run(queue, parsed.data, typedBody);
   };
 }
 
@@ -59,22 +67,24 @@ const operations: Record<string, OperationHandler> = {
       // The SDK recognises an empty peek only by statusCode 204.
       if (found.length === 0) return success(undefined, 204);
       return success({
-        messages: found.map((stored) => ({ message: encodeMessage(toWireMessage(stored)) })),
+        messages: found.map((stored) => ({ message: encodeForReceiver(stored) })),
       });
     },
   ),
   "renew-lock": operation(z.looseObject({ "lock-tokens": z.array(lockToken).min(1) }), (queue, body) =>
-    success({ expirations: body["lock-tokens"].map((token) => new Date(queue.renewLock(token))) }),
+    success({
+      expirations: timestampArrayToAmqp(body["lock-tokens"].map((token) => queue.renewLock(token))),
+    }),
   ),
   "schedule-message": operation(
     z.looseObject({ messages: z.array(z.looseObject({ message: z.instanceof(Buffer) })).min(1) }),
     (queue, body) => {
       const numbers = body.messages.map((entry) => {
-        const stored = queue.send(decodeMessage(entry.message));
+        const stored = queue.send(EncodedMessage.decode(entry.message));
         // Duplicate detection dropped it: answer with a number that cancels nothing rather than fail.
-        return longToAmqp(stored?.sequenceNumber ?? 0);
+        return stored?.sequenceNumber ?? 0;
       });
-      return success({ "sequence-numbers": numbers });
+      return success({ "sequence-numbers": longArrayToAmqp(numbers) });
     },
   ),
   "cancel-scheduled-message": operation(
@@ -92,7 +102,9 @@ const operations: Record<string, OperationHandler> = {
     (queue, body) => {
       const mode: ReceiveMode = body["receiver-settle-mode"] === 0 ? "receiveAndDelete" : "peekLock";
       const messages = queue.receiveDeferred(body["sequence-numbers"], mode).map((stored) => {
-        const entry: Record<string, unknown> = { message: encodeMessage(toWireMessage(stored)) };
+        const entry: Record<string, unknown> = {
+          message: encodeForReceiver(stored, { lockTokenAnnotation: true }),
+        };
         if (stored.lockToken) entry["lock-token"] = lockTokenToAmqp(stored.lockToken);
         return entry;
       });
@@ -107,8 +119,10 @@ const operations: Record<string, OperationHandler> = {
       "deadletter-description": z.string().nullish(),
       "properties-to-modify": z.record(z.string(), z.unknown()).nullish(),
     }),
-    (queue, body) => {
-      const props = body["properties-to-modify"] ?? undefined;
+    (queue, body, typedBody) => {
+      // The values as the client typed them (an int stays an int); rhea's decoding would retype them.
+      const props =
+        typedMapEntries(typedBody["properties-to-modify"]) ?? body["properties-to-modify"] ?? undefined;
       for (const token of body["lock-tokens"]) {
         const status = body["disposition-status"];
         if (status === "completed") queue.complete(token);
@@ -138,8 +152,15 @@ class ManagementError extends Error {
   }
 }
 
-/** Answers one management request against `queue` (the queue, or its dead-letter subqueue). */
-export function handleManagementRequest(queue: MessageQueue, request: Message): Message {
+/**
+ * Answers one management request against `queue` (the queue, or its dead-letter subqueue).
+ * `typedBody` is the request's body map with its values still typed (EncodedMessage.typedValueMap).
+ */
+export function handleManagementRequest(
+  queue: MessageQueue,
+  request: Message,
+  typedBody: Record<string, Typed> = {},
+): Message {
   const operationName = String(request.application_properties?.operation ?? "");
   try {
     const handler = operationName.startsWith(OPERATION_PREFIX)
@@ -160,7 +181,7 @@ export function handleManagementRequest(queue: MessageQueue, request: Message): 
         "Sessions are not supported by the Service Bus emulator.",
       );
     }
-    return handler(queue, body, operationName);
+    return handler(queue, body, operationName, typedBody);
   } catch (error) {
     if (error instanceof ManagementError) return failure(error.statusCode, error.condition, error.message);
     if (error instanceof LockLostError) return failure(410, "com.microsoft:message-lock-lost", error.message);
@@ -182,7 +203,7 @@ function failure(statusCode: number, condition: string, description: string): Me
     application_properties: {
       statusCode: types.wrap_int(statusCode),
       statusDescription: description,
-      errorCondition: condition,
+      errorCondition: types.wrap_symbol(condition), // a symbol, as every AMQP error condition
     },
     body: undefined,
   };

@@ -4,8 +4,8 @@
  * AMQP links; the emulator turns its records into transfers and management responses.
  */
 import { randomUUID } from "node:crypto";
-import type { Message } from "rhea";
 import type { QueueSettings } from "./config";
+import type { EncodedMessage } from "./encodedMessage";
 import { deadlineAt, type Deadline } from "./timer";
 
 export type MessageState = "active" | "scheduled" | "deferred";
@@ -14,7 +14,7 @@ export type ReceiveMode = "peekLock" | "receiveAndDelete";
 /** A message as the broker holds it: what the sender sent plus the broker's own bookkeeping. */
 export interface StoredMessage {
   readonly sequenceNumber: number;
-  message: Message;
+  message: EncodedMessage;
   state: MessageState;
   enqueuedAtMs: number;
   /** Infinity when the message never expires. */
@@ -23,7 +23,6 @@ export interface StoredMessage {
   deliveryCount: number;
   lockToken?: string;
   lockedUntilMs?: number;
-  deadLetterSource?: string;
   /** When a scheduled message becomes active. */
   scheduledAtMs?: number;
   /** The lock or schedule deadline currently armed for this message. */
@@ -95,12 +94,14 @@ export class MessageQueue {
    * Enqueues a sent or scheduled message. Returns undefined when duplicate detection drops it: like
    * Service Bus, the send still succeeds and the duplicate silently disappears.
    */
-  send(message: Message, nowMs = Date.now()): StoredMessage | undefined {
+  send(message: EncodedMessage, nowMs = Date.now()): StoredMessage | undefined {
     // Service Bus stamps a MessageId when the sender set none; the SDK's lock renewer keys on it.
-    if (message.message_id === undefined || message.message_id === null) {
-      message = { ...message, message_id: randomUUID().replace(/-/g, "") };
+    let messageId = message.messageId;
+    if (messageId === undefined || messageId === null) {
+      messageId = randomUUID().replace(/-/g, "");
+      message = message.withMessageId(messageId as string);
     }
-    if (this.isDuplicate(messageIdKey(message.message_id), nowMs)) return undefined;
+    if (this.isDuplicate(messageIdKey(messageId), nowMs)) return undefined;
     const scheduledAtMs = scheduledEnqueueTimeOf(message);
     const stored = this.store(message, nowMs);
     if (scheduledAtMs !== undefined && scheduledAtMs > nowMs) {
@@ -230,7 +231,7 @@ export class MessageQueue {
 
   // ------------------------------------------------------------------------------------ internals
 
-  private store(message: Message, nowMs: number, deliveryCount = 0): StoredMessage {
+  private store(message: EncodedMessage, nowMs: number, deliveryCount = 0): StoredMessage {
     const timeToLiveMs = this.isDeadLetterQueue ? Infinity : effectiveTimeToLive(message, this.settings);
     const stored: StoredMessage = {
       sequenceNumber: this.nextSequenceNumber++,
@@ -361,11 +362,11 @@ export class MessageQueue {
   }
 
   private moveToDeadLetter(stored: StoredMessage, details: DeadLetterDetails): void {
-    const properties: Record<string, unknown> = { ...stored.message.application_properties };
-    Object.assign(properties, withoutNullish(details.propertiesToModify ?? {}));
-    if (details.reason != null) properties.DeadLetterReason = details.reason;
-    if (details.description != null) properties.DeadLetterErrorDescription = details.description;
-    const message = { ...stored.message, application_properties: properties };
+    const message = stored.message.withApplicationProperties({
+      ...details.propertiesToModify,
+      DeadLetterReason: details.reason,
+      DeadLetterErrorDescription: details.description,
+    });
     const dlq = this.deadLetterQueue;
     if (!dlq) {
       // There is no dead-letter queue below a dead-letter queue: the message stays, relabelled and unlocked.
@@ -375,20 +376,11 @@ export class MessageQueue {
       return;
     }
     this.remove(stored);
-    const moved = dlq.store(message, Date.now(), stored.deliveryCount);
-    moved.deadLetterSource = this.name;
-    dlq.makeReady(moved);
+    dlq.makeReady(dlq.store(message, Date.now(), stored.deliveryCount));
   }
 
   private modifyProperties(stored: StoredMessage, propertiesToModify?: Record<string, unknown>): void {
-    if (!propertiesToModify || Object.keys(propertiesToModify).length === 0) return;
-    stored.message = {
-      ...stored.message,
-      application_properties: {
-        ...stored.message.application_properties,
-        ...withoutNullish(propertiesToModify),
-      },
-    };
+    if (propertiesToModify) stored.message = stored.message.withApplicationProperties(propertiesToModify);
   }
 
   private remove(stored: StoredMessage): void {
@@ -407,13 +399,14 @@ export class MessageQueue {
 }
 
 /** The message's own TTL, capped by the queue's DefaultMessageTimeToLive (as Service Bus caps it). */
-function effectiveTimeToLive(message: Message, settings: QueueSettings): number {
-  const own = typeof message.ttl === "number" && message.ttl > 0 ? message.ttl : Infinity;
+function effectiveTimeToLive(message: EncodedMessage, settings: QueueSettings): number {
+  const ttl = message.timeToLiveMs;
+  const own = ttl !== undefined && ttl > 0 ? ttl : Infinity;
   return Math.min(own, settings.defaultMessageTimeToLiveMs);
 }
 
-function scheduledEnqueueTimeOf(message: Message): number | undefined {
-  const value: unknown = message.message_annotations?.["x-opt-scheduled-enqueue-time"];
+function scheduledEnqueueTimeOf(message: EncodedMessage): number | undefined {
+  const value = message.annotation("x-opt-scheduled-enqueue-time");
   if (value instanceof Date) return value.getTime();
   if (typeof value === "number") return value;
   return undefined;
@@ -422,8 +415,4 @@ function scheduledEnqueueTimeOf(message: Message): number | undefined {
 function messageIdKey(id: unknown): string {
   if (Buffer.isBuffer(id)) return `bin:${id.toString("hex")}`;
   return `${typeof id}:${String(id)}`;
-}
-
-function withoutNullish(record: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(record).filter(([, value]) => value != null));
 }
