@@ -11,7 +11,7 @@ import {
   type CosmosEmulator,
   type CosmosEmulatorConfig,
 } from "../../src/emulators/cosmos";
-import { onPath, runToCompletion } from "../support/externalProcess";
+import { onPath, runCommand } from "../support/command";
 
 const PROJECT_DIR = path.join(__dirname, "cosmos-dotnet");
 const dotnet = onPath("dotnet");
@@ -75,7 +75,7 @@ describe("the Cosmos DB emulator with the .NET SDK (Microsoft.Azure.Cosmos 3.64.
     "passes every test of the xunit project (CRUD, conditions, patch, queries, databases and containers)",
     async () => {
       const [database] = CONFORMANCE_CONFIG.databases;
-      const run = await runToCompletion(
+      const run = await runCommand(
         dotnet ?? "dotnet",
         [
           "test",
@@ -96,7 +96,6 @@ describe("the Cosmos DB emulator with the .NET SDK (Microsoft.Azure.Cosmos 3.64.
           cwd: PROJECT_DIR,
           timeoutMs: 230_000,
           env: {
-            ...process.env,
             DOTNET_CLI_TELEMETRY_OPTOUT: "1",
             DOTNET_NOLOGO: "1",
             DOTNET_SKIP_FIRST_TIME_EXPERIENCE: "1",

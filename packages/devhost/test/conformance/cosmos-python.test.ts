@@ -11,7 +11,7 @@ import {
   type CosmosEmulator,
   type CosmosEmulatorConfig,
 } from "../../src/emulators/cosmos";
-import { onPath, runToCompletion } from "../support/externalProcess";
+import { onPath, runCommand } from "../support/command";
 
 const SCRIPT = path.join(__dirname, "cosmos-python", "test_cosmos_conformance.py");
 
@@ -63,10 +63,9 @@ describe("the Cosmos DB emulator with Python's azure-cosmos 3.1.1", () => {
     `passes every test of the unittest script (CRUD, etag conditions, queries, databases and containers)${python ? ` with azure-cosmos ${python.version}` : ""}`,
     async () => {
       const [database] = CONFORMANCE_CONFIG.databases;
-      const run = await runToCompletion(python?.python ?? "python3", ["-B", SCRIPT], {
+      const run = await runCommand(python?.python ?? "python3", ["-B", SCRIPT], {
         timeoutMs: 60_000,
         env: {
-          ...process.env,
           COSMOS_ENDPOINT: emulator?.endpoint ?? "",
           COSMOS_KEY: emulator?.key ?? "",
           COSMOS_DATABASE: database?.id ?? "",

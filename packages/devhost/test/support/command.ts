@@ -1,9 +1,26 @@
 /**
- * Runs a child process asynchronously and collects what it prints: the conformance runners' one way of
+ * Runs a child process asynchronously and collects what it prints: the conformance suites' one way of
  * starting another language's test runner. Asynchronous on purpose: the emulator under test runs on
  * this process's event loop and must keep answering while the child talks to it.
  */
 import { spawn, spawnSync } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import path from "node:path";
+
+/** The full path of `command` on PATH, or undefined when no executable of that name is there. */
+export function onPath(command: string): string | undefined {
+  for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
+    if (!dir) continue;
+    const candidate = path.join(dir, command);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not in this directory
+    }
+  }
+  return undefined;
+}
 
 export interface CommandResult {
   exitCode: number | null;
