@@ -11,13 +11,18 @@ export const ACTIVITY_RETRY = {
   maxRetryIntervalMs: 4_000,
 } as const;
 
+/** The waits between an activity call's tries, in order: each the last times the coefficient, capped. */
+export const ACTIVITY_RETRY_INTERVALS_MS: readonly number[] = Array.from(
+  { length: ACTIVITY_RETRY.maxAttempts - 1 },
+  (_, i) =>
+    Math.min(
+      ACTIVITY_RETRY.firstRetryIntervalMs * ACTIVITY_RETRY.backoffCoefficient ** i,
+      ACTIVITY_RETRY.maxRetryIntervalMs,
+    ),
+);
+
 /** The longest an activity call waits between its tries in all. */
-export const ACTIVITY_RETRY_WAIT_MS = Array.from({ length: ACTIVITY_RETRY.maxAttempts - 1 }, (_, i) =>
-  Math.min(
-    ACTIVITY_RETRY.firstRetryIntervalMs * ACTIVITY_RETRY.backoffCoefficient ** i,
-    ACTIVITY_RETRY.maxRetryIntervalMs,
-  ),
-).reduce((a, b) => a + b, 0);
+export const ACTIVITY_RETRY_WAIT_MS = ACTIVITY_RETRY_INTERVALS_MS.reduce((a, b) => a + b, 0);
 
 /** The settings that multiply into the number of calls one step can make to its remote service. */
 export interface RetryBudgetSettings {
