@@ -3,6 +3,7 @@
 import fs from "node:fs";
 import { VirtualClock } from "../../src/durable";
 import { startTestDevHost, type TestDevHost } from "./devhost";
+import type { ManagementUrls } from "../../src/durable/webhooks";
 
 export const API_T0 = new Date("2024-05-01T08:00:00.000Z");
 
@@ -70,17 +71,7 @@ export async function call<T = unknown>(
 }
 
 /** The check-status payload of a start, as the quickstart's HTTP starter returns it. */
-export interface CheckStatus {
-  id: string;
-  statusQueryGetUri: string;
-  sendEventPostUri: string;
-  terminatePostUri: string;
-  rewindPostUri: string;
-  purgeHistoryDeleteUri: string;
-  restartPostUri: string;
-  suspendPostUri: string;
-  resumePostUri: string;
-}
+export type CheckStatus = ManagementUrls;
 
 export interface Status {
   name: string;
