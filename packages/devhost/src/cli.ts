@@ -1,12 +1,19 @@
 // `npx devhost`: run a compiled Functions app on this machine without the func CLI.
 //   devhost [--app <entry.js>] [--settings <file>] [--data-dir <dir>] [--no-emulators] [--port <n>]
-//           [--signed-in-as <name[:role,role]>] [--verbose]
+//           [--signed-in-as <name[:role,role]>] [--latency-profile <name>] [--latency-seed <n>] [--verbose]
 // Ctrl-C (SIGINT) or SIGTERM stops it cleanly: triggers first (running invocations may finish), then the
 // durable engine and the emulators it started.
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { DEFAULT_PORT, startDevHost, type DevHost } from "./host";
 import { parseSignedInAs, type ClientPrincipal } from "./auth";
+import {
+  LATENCY_PROFILE_SETTING,
+  LATENCY_SEED_SETTING,
+  parseLatencyProfileName,
+  parseLatencySeed,
+} from "./latency/options";
+import type { LatencyProfileName } from "./latency/profiles";
 import { consoleLogSink } from "./logger";
 import { findAppRoot, resolveAppEntry } from "./settings";
 
@@ -24,6 +31,11 @@ Options:
   --signed-in-as <name[:role,role]>
                       HTTP requests without x-ms-client-principal act as this signed-in user, as behind the
                       platform's authentication (default: the DEVHOST_SIGNED_IN_AS setting, else nobody)
+  --latency-profile <none|azure-storage|durable-task-scheduler>
+                      delay each hop as Azure would (docs/latency.md; default: the ${LATENCY_PROFILE_SETTING}
+                      setting, else none)
+  --latency-seed <n>  seed of the profile's delays, to replay a run (default: the ${LATENCY_SEED_SETTING}
+                      setting, else random; the start-up line shows it)
   --verbose           also print debug and trace lines
   --help              this text`;
 
@@ -33,6 +45,8 @@ export interface CliOptions {
   dataDir?: string;
   port?: number;
   signedInAs?: ClientPrincipal;
+  latencyProfile?: LatencyProfileName;
+  latencySeed?: number;
   emulators: boolean;
   verbose: boolean;
   help: boolean;
@@ -48,6 +62,8 @@ export function parseCliArgs(argv: string[]): CliOptions {
       port: { type: "string" },
       "no-emulators": { type: "boolean", default: false },
       "signed-in-as": { type: "string" },
+      "latency-profile": { type: "string" },
+      "latency-seed": { type: "string" },
       verbose: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -67,6 +83,12 @@ export function parseCliArgs(argv: string[]): CliOptions {
     ...(values["data-dir"] ? { dataDir: values["data-dir"] } : {}),
     ...(port !== undefined ? { port } : {}),
     ...(values["signed-in-as"] ? { signedInAs: parseSignedInAs(values["signed-in-as"]) } : {}),
+    ...(values["latency-profile"] !== undefined
+      ? { latencyProfile: parseLatencyProfileName(values["latency-profile"], "--latency-profile") }
+      : {}),
+    ...(values["latency-seed"] !== undefined
+      ? { latencySeed: parseLatencySeed(values["latency-seed"], "--latency-seed") }
+      : {}),
     emulators: !values["no-emulators"],
     verbose: values.verbose,
     help: values.help,
@@ -114,6 +136,8 @@ export async function runCli(
       dataDir,
       ...(cli.port !== undefined ? { port: cli.port } : {}),
       ...(cli.signedInAs ? { signedInAs: cli.signedInAs } : {}),
+      ...(cli.latencyProfile ? { latencyProfile: cli.latencyProfile } : {}),
+      ...(cli.latencySeed !== undefined ? { latencySeed: cli.latencySeed } : {}),
       emulators: cli.emulators,
       restartWorkerOnCrash: true,
       log: consoleLogSink(cli.verbose ? "trace" : "information"),

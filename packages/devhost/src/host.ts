@@ -8,8 +8,11 @@ import type { ClientPrincipal } from "./auth";
 import { RealClock, type Clock, type DurableEngine } from "./durable";
 import type { EmulatorAddresses, StartEmulators } from "./emulatorPlan";
 import type { LoadedApp } from "./functionsCore";
+import { HostLatency } from "./latency/hostLatency";
+import { chooseLatency } from "./latency/options";
+import type { LatencyProfile, LatencyProfileName } from "./latency/profiles";
 import { consoleLogSink, HostLogger, type LogSink } from "./logger";
-import { findAppRoot, readHostConfig } from "./settings";
+import { findAppRoot, readHostConfig, type HostConfig } from "./settings";
 import { loadRegistrations } from "./startup/appLoad";
 import { startApp } from "./startup/appStart";
 import { connectEmulators } from "./startup/emulators";
@@ -62,6 +65,13 @@ export interface DevHostOptions {
    * default false, so a test runner sees such errors itself.
    */
   restartWorkerOnCrash?: boolean;
+  /**
+   * Delays each hop as Azure would (docs/latency.md): "none", "azure-storage", "durable-task-scheduler", or a
+   * profile of one's own (LATENCY_PROFILES shows the shape). Default: the DEVHOST_LATENCY_PROFILE setting, else none.
+   */
+  latencyProfile?: LatencyProfileName | LatencyProfile;
+  /** Seed of the profile's delays, to replay a run; default: the DEVHOST_LATENCY_SEED setting, else random (logged). */
+  latencySeed?: number;
 }
 
 export interface DevHost {
@@ -99,9 +109,11 @@ export async function startDevHost(options: DevHostOptions): Promise<DevHost> {
     await connectEmulators({ ...options, appRoot }, logger, shutdown);
     // Read after the settings are in the environment: host.json may name settings (%TASK_HUB_NAME%).
     const hostConfig = readHostConfig(appRoot);
+    const clock = options.clock ?? new RealClock();
+    const latency = startLatency(options, hostConfig, clock, logger);
     const { app, registrations } = await loadRegistrations(appEntry, hostConfig, logger, shutdown);
     const runtime = createRuntime(
-      { app, registrations, hostConfig, dataDir: options.dataDir, clock: options.clock ?? new RealClock() },
+      { app, registrations, hostConfig, dataDir: options.dataDir, clock, ...(latency ? { latency } : {}) },
       logger,
       shutdown,
     );
@@ -123,6 +135,8 @@ export async function startDevHost(options: DevHostOptions): Promise<DevHost> {
       { app, appRoot, runtime, triggers, server, graceMs: options.shutdownGraceMs ?? 5000 },
       shutdown,
     );
+    // Pushed last, so it runs first: what still waits a profile's delay goes on, and stopping is not held up.
+    if (latency) shutdown.push(() => latency.stop());
     if (options.restartWorkerOnCrash) {
       restartWorkerOnCrash({ app, appRoot, invoker: runtime.invoker }, logger, shutdown);
     }
@@ -146,4 +160,23 @@ export async function startDevHost(options: DevHostOptions): Promise<DevHost> {
     await shutdown.runAll();
     throw error;
   }
+}
+
+/** The latency profile of the options or settings (docs/latency.md), or undefined for none. */
+function startLatency(
+  options: DevHostOptions,
+  hostConfig: HostConfig,
+  clock: Clock,
+  logger: HostLogger,
+): HostLatency | undefined {
+  const choice = chooseLatency(options);
+  if (!choice) return undefined;
+  const { maxQueuePollingIntervalMs, partitionCount } = hostConfig.durableTask;
+  return new HostLatency({
+    choice,
+    clock,
+    logger,
+    ...(maxQueuePollingIntervalMs !== undefined ? { maxQueuePollingIntervalMs } : {}),
+    ...(partitionCount !== undefined ? { partitionCount } : {}),
+  });
 }

@@ -4,6 +4,7 @@
  *
  * - `startDevHost` runs an app in this process (tests, tools); `runCli` is the `devhost` command line.
  * - the durable task engine and its clocks, for tests that drive orchestrations on virtual time;
+ * - the Azure latency profiles (`latencyProfile`: each hop delayed as in Azure, docs/latency.md);
  * - what the devhost reads before it loads an app (app root, entry, settings files, connection strings);
  * - how it decides which embedded emulators to start, and the shape of running emulators.
  *
@@ -45,3 +46,14 @@ export {
 } from "./emulatorPlan";
 export { DEFAULT_COSMOS_PORT, DEFAULT_SERVICE_BUS_PORT } from "./emulators/ports";
 export * from "./durable";
+export {
+  LATENCY_PROFILES,
+  LATENCY_PROFILE_NAMES,
+  FIGURE_SOURCES,
+  type LatencyProfile,
+  type LatencyProfileName,
+  type ColdStartLatency,
+  type DurableLatency,
+  type FigureSource,
+} from "./latency/profiles";
+export { LATENCY_PROFILE_SETTING, LATENCY_SEED_SETTING } from "./latency/options";

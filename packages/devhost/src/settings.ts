@@ -173,6 +173,12 @@ const hostJsonSchema = z.looseObject({
           httpSettings: z
             .looseObject({ defaultAsyncRequestSleepTimeMilliseconds: z.number().int().min(0).optional() })
             .optional(),
+          storageProvider: z
+            .looseObject({
+              maxQueuePollingInterval: z.string().optional(),
+              partitionCount: z.number().int().min(1).max(16).optional(),
+            })
+            .optional(),
         })
         .optional(),
       http: z.looseObject({ routePrefix: z.string().optional() }).optional(),
@@ -184,7 +190,14 @@ export interface HostConfig {
   /** host.json "functions": only these are loaded; undefined = all. */
   functions?: string[];
   serviceBus: { maxConcurrentCalls: number; autoCompleteMessages: boolean; maxAutoLockRenewalMs: number };
-  durableTask: { hubName?: string; maxConcurrentActivityFunctions?: number; httpPollIntervalMs?: number };
+  durableTask: {
+    hubName?: string;
+    maxConcurrentActivityFunctions?: number;
+    httpPollIntervalMs?: number;
+    /** storageProvider.maxQueuePollingInterval and partitionCount: what the azure-storage latency profile polls. */
+    maxQueuePollingIntervalMs?: number;
+    partitionCount?: number;
+  };
   http: { routePrefix: string };
 }
 
@@ -205,6 +218,7 @@ export function readHostConfig(appRoot: string, env: NodeJS.ProcessEnv = process
   const hubName = ext.durableTask?.hubName;
   const maxActivities = ext.durableTask?.maxConcurrentActivityFunctions;
   const httpPollIntervalMs = ext.durableTask?.httpSettings?.defaultAsyncRequestSleepTimeMilliseconds;
+  const storage = ext.durableTask?.storageProvider ?? {};
   const routePrefix = ext.http?.routePrefix ?? DEFAULT_HOST_CONFIG.http.routePrefix;
   return {
     ...(parsed.data.functions ? { functions: parsed.data.functions } : {}),
@@ -225,6 +239,15 @@ export function readHostConfig(appRoot: string, env: NodeJS.ProcessEnv = process
         : {}),
       ...(maxActivities !== undefined ? { maxConcurrentActivityFunctions: maxActivities } : {}),
       ...(httpPollIntervalMs !== undefined ? { httpPollIntervalMs } : {}),
+      ...(storage.maxQueuePollingInterval !== undefined
+        ? {
+            maxQueuePollingIntervalMs: parseTimeSpan(
+              storage.maxQueuePollingInterval,
+              "host.json extensions.durableTask.storageProvider.maxQueuePollingInterval",
+            ),
+          }
+        : {}),
+      ...(storage.partitionCount !== undefined ? { partitionCount: storage.partitionCount } : {}),
     },
     // The host trims slashes: "/api/" and "api" mean the same prefix; "" means none.
     http: { routePrefix: routePrefix.replace(/^\/+|\/+$/g, "") },

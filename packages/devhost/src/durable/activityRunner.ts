@@ -53,7 +53,7 @@ export function deliverActivityResult(s: EngineServices, w: ActivityWork, event:
   const answered = (e: HistoryEvent): boolean => ANSWERS.has(e.EventType) && e.TaskScheduledId === w.taskId;
   if (r.inbox.some(answered) || r.history.some(answered)) return;
   s.commit([{ k: "patchInstance", id: w.instanceId, deliver: [event] }]);
-  s.markReady(w.instanceId);
+  s.markReady(w.instanceId, "activityCompleted");
 }
 
 /**

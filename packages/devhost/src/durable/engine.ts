@@ -40,10 +40,12 @@ import {
   DurableRequestError,
   type ActivityWork,
   type DurableFunctionRegistration,
+  type DurableHop,
   type DurableInvoke,
   type EngineServices,
   type EntityIdLike,
   type FunctionKind,
+  type HopDelay,
   type PendingTimer,
   type StartOptions,
   type TimerWork,
@@ -53,7 +55,9 @@ import { clientBindingData, managementUrls, type ManagementUrls } from "./webhoo
 export {
   DurableRequestError,
   type DurableFunctionRegistration,
+  type DurableHop,
   type DurableInvoke,
+  type HopDelay,
   type EntityIdLike,
   type PendingTimer,
   type StartOptions,
@@ -88,6 +92,11 @@ export interface DurableEngineOptions {
    * `httpSettings.defaultAsyncRequestSleepTimeMilliseconds`).
    */
   httpPollIntervalMs?: number;
+  /**
+   * How long each message or work item takes to reach its target (a latency profile, latency/): the engine
+   * takes it only then, on its clock. Default: at once.
+   */
+  hopDelay?: HopDelay;
 }
 
 type State = "new" | "started" | "stopping" | "stopped";
@@ -122,6 +131,11 @@ export class DurableEngine implements DurableClientOperations {
   private readonly armedTimers = new Map<string, { handle: TimerHandle; work: TimerWork }>();
   /** Activities waiting for their notBefore time; not running, so the engine counts as idle meanwhile. */
   private readonly delayedActivities = new Map<string, { handle: TimerHandle; work: ActivityWork }>();
+  /**
+   * Instances and entities whose latest message is still on its way (hopDelay): taken when it arrives, together
+   * with what reached the inbox meanwhile. Like delayed activities, they do not count as work in progress.
+   */
+  private readonly inTransit = new Map<string, { at: number; handle: TimerHandle }>();
   private idleWaiters: Array<() => void> = [];
   private readonly completionWaiters = new Map<
     string,
@@ -159,9 +173,9 @@ export class DurableEngine implements DurableClientOperations {
       invoke: (reg, input, context) => this.invoke(reg, input, context),
       makeContext: (reg) => this.makeContext(reg),
       log: (line) => this.log(line),
-      markReady: (id) => this.markReady(id),
-      markEntityReady: (id) => this.markEntityReady(id),
-      enqueueActivity: (work) => this.enqueueActivity(work),
+      markReady: (id, hop) => this.markReady(id, hop),
+      markEntityReady: (id, hop) => this.markEntityReady(id, hop),
+      enqueueActivity: (work, hop) => this.enqueueActivity(work, hop),
       armTimer: (work) => this.armTimer(work),
       disarmTimers: (instanceId, executionId, timerId) => this.disarmTimers(instanceId, executionId, timerId),
       finished: (r) => this.finished(r),
@@ -204,10 +218,15 @@ export class DurableEngine implements DurableClientOperations {
   async stop(): Promise<void> {
     if (this.state !== "started") return;
     this.state = "stopping";
-    for (const { handle } of [...this.armedTimers.values(), ...this.delayedActivities.values()])
+    for (const { handle } of [
+      ...this.armedTimers.values(),
+      ...this.delayedActivities.values(),
+      ...this.inTransit.values(),
+    ])
       handle.cancel();
     this.armedTimers.clear();
     this.delayedActivities.clear();
+    this.inTransit.clear();
     const running = [
       ...(this.episodeRunning ? [this.episodeRunning] : []),
       ...this.runningActivities.values(),
@@ -284,7 +303,7 @@ export class DurableEngine implements DurableClientOperations {
     const record = newInstanceRecord(instanceId, reg.name, input, options.version, now);
     this.commit([{ k: "putInstance", r: record }]);
     this.log(`durable: started ${reg.name} instance ${instanceId}`);
-    this.markReady(instanceId);
+    this.markReady(instanceId, "orchestrationStart");
     return instanceId;
   }
 
@@ -311,6 +330,7 @@ export class DurableEngine implements DurableClientOperations {
     this.deliver(
       instanceId,
       newEvent(EventType.EventRaised, this.clock.now(), { Name: eventName, Input: input }),
+      "externalEvent",
     );
   }
 
@@ -426,7 +446,7 @@ export class DurableEngine implements DurableClientOperations {
       enqueuedTime: this.clock.now().toISOString(),
     };
     this.commit(entityEnqueueOps(this.openStore(), schedulerId, request, new Set()));
-    this.markEntityReady(schedulerId);
+    this.markEntityReady(schedulerId, "entityOperation");
   }
 
   readEntityState(entity: EntityIdLike): { exists: boolean; state: unknown } {
@@ -489,14 +509,47 @@ export class DurableEngine implements DurableClientOperations {
     );
   }
 
-  private markReady(instanceId: string): void {
+  private markReady(instanceId: string, hop?: DurableHop): void {
+    if (this.holdInTransit(instanceId, instanceId, hop, () => this.markReady(instanceId))) return;
     this.readyInstances.add(instanceId);
     this.pump();
   }
 
-  private markEntityReady(schedulerId: string): void {
+  private markEntityReady(schedulerId: string, hop?: DurableHop): void {
+    if (
+      this.holdInTransit(`entity\u0000${schedulerId}`, schedulerId, hop, () =>
+        this.markEntityReady(schedulerId),
+      )
+    )
+      return;
     this.readyEntities.add(schedulerId);
     this.pump();
+  }
+
+  /**
+   * Holds back a message `hop` takes time to deliver (hopDelay), or one for a target whose earlier message is
+   * still on its way: `arrive` runs when it is there. A message on its way ahead of this one arrives first and
+   * brings this one along, as one poll of a queue finds every message that is visible by then.
+   */
+  private holdInTransit(
+    key: string,
+    target: string,
+    hop: DurableHop | undefined,
+    arrive: () => void,
+  ): boolean {
+    const delay =
+      hop && this.opts.hopDelay ? Math.max(0, this.opts.hopDelay(hop, target, this.clock.now())) : 0;
+    const pending = this.inTransit.get(key);
+    if (delay === 0) return pending !== undefined;
+    const at = this.clock.now().getTime() + delay;
+    if (pending && pending.at <= at) return true;
+    pending?.handle.cancel();
+    const handle = this.clock.setTimer(new Date(at), () => {
+      this.inTransit.delete(key);
+      if (this.state === "started") arrive();
+    });
+    this.inTransit.set(key, { at, handle });
+    return true;
   }
 
   private pump(): void {
@@ -728,14 +781,20 @@ export class DurableEngine implements DurableClientOperations {
     const at = new Date(Math.max(this.clock.now().getTime(), Date.parse(work.fireAt)));
     const event = newEvent(EventType.TimerFired, at, { TimerId: work.timerId, FireAt: work.fireAt });
     this.commit([{ k: "patchInstance", id: work.instanceId, deliver: [event] }]);
-    this.markReady(work.instanceId);
+    this.markReady(work.instanceId, "timerFired");
   }
 
   // ------------------------------------------------------------------ orchestration episodes
 
   // ------------------------------------------------------------------ activities
 
-  private enqueueActivity(work: ActivityWork): void {
+  private enqueueActivity(work: ActivityWork, hop?: DurableHop): void {
+    const delay = hop && this.opts.hopDelay ? this.opts.hopDelay(hop, work.instanceId, this.clock.now()) : 0;
+    if (delay > 0) {
+      // On its way to a worker: it starts no earlier than its own notBefore, plus the hop.
+      const from = Math.max(this.clock.now().getTime(), work.notBefore ? Date.parse(work.notBefore) : 0);
+      work = { ...work, notBefore: new Date(from + delay).toISOString() };
+    }
     const due = work.notBefore ? Date.parse(work.notBefore) : 0;
     if (due > this.clock.now().getTime()) {
       const key = activityKey(work);
@@ -762,9 +821,9 @@ export class DurableEngine implements DurableClientOperations {
   }
 
   /** Queues a message for an instance and lets its next episode take it. */
-  private deliver(instanceId: string, event: HistoryEvent): void {
+  private deliver(instanceId: string, event: HistoryEvent, hop: DurableHop = "instanceManagement"): void {
     this.commit([{ k: "patchInstance", id: instanceId, deliver: [event] }]);
-    this.markReady(instanceId);
+    this.markReady(instanceId, hop);
   }
 
   /** The instance, unless it is unknown (404) or finished (410, as the extension answers). */

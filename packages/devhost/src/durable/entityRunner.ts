@@ -107,7 +107,7 @@ export async function runEntityBatch(
     targets.push(target);
   }
   s.commit(ops);
-  for (const id of wake) s.markReady(id);
-  for (const t of targets) s.markEntityReady(t);
+  for (const id of wake) s.markReady(id, "entityResponse");
+  for (const t of targets) s.markEntityReady(t, "entityOperation");
   if (e.queue.length) s.markEntityReady(schedulerId);
 }

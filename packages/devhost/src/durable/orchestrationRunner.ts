@@ -218,7 +218,7 @@ export class OrchestrationRunner {
         enqueuedTime: episode.at.toISOString(),
       };
       txn.ops.push(...entityEnqueueOps(this.s.store(), schedulerId, request, txn.newEntities));
-      txn.after.push(() => this.s.markEntityReady(schedulerId));
+      txn.after.push(() => this.s.markEntityReady(schedulerId, "entityOperation"));
     }
     return undefined;
   }
@@ -256,7 +256,7 @@ export class OrchestrationRunner {
     this.s.commit(txn.ops);
     this.s.disarmTimers(instanceId, executionId);
     for (const f of txn.after) f();
-    this.s.markReady(instanceId);
+    this.s.markReady(instanceId, "orchestrationStart");
   }
 
   /** Still running: records what the code scheduled this episode, commits it, then starts it. */
@@ -335,7 +335,10 @@ export class OrchestrationRunner {
         );
         const work = { instanceId, executionId, taskId: task.id, name: HTTP_ACTIVITY_NAME, input };
         txn.after.push(() =>
-          this.s.enqueueActivity({ ...work, ...(task.notBefore ? { notBefore: task.notBefore } : {}) }),
+          this.s.enqueueActivity(
+            { ...work, ...(task.notBefore ? { notBefore: task.notBefore } : {}) },
+            "activityScheduled",
+          ),
         );
         return undefined;
       }
@@ -358,7 +361,10 @@ export class OrchestrationRunner {
           newEvent(EventType.TaskScheduled, at, { EventId: task.id, Name: reg.name, Input: input }),
         );
         txn.after.push(() =>
-          this.s.enqueueActivity({ instanceId, executionId, taskId: task.id, name: reg.name, input }),
+          this.s.enqueueActivity(
+            { instanceId, executionId, taskId: task.id, name: reg.name, input },
+            "activityScheduled",
+          ),
         );
         return undefined;
       }
@@ -399,7 +405,7 @@ export class OrchestrationRunner {
         const child = newInstanceRecord(childId, reg.name, input, task.action.version, at);
         child.parent = { instanceId, executionId, taskId: task.id };
         txn.ops.push({ k: "putInstance", r: child });
-        txn.after.push(() => this.s.markReady(childId));
+        txn.after.push(() => this.s.markReady(childId, "orchestrationStart"));
         return undefined;
       }
       case "entityCall": {
@@ -427,7 +433,7 @@ export class OrchestrationRunner {
           enqueuedTime: at.toISOString(),
         };
         txn.ops.push(...entityEnqueueOps(this.s.store(), schedulerId, request, txn.newEntities));
-        txn.after.push(() => this.s.markEntityReady(schedulerId));
+        txn.after.push(() => this.s.markEntityReady(schedulerId, "entityOperation"));
         return undefined;
       }
     }
@@ -518,7 +524,7 @@ export class OrchestrationRunner {
     this.s.commit(ops);
     this.s.disarmTimers(r.instanceId);
     for (const fn of f.after ?? []) fn();
-    if (r.parent && notifyParent) this.s.markReady(r.parent.instanceId);
+    if (r.parent && notifyParent) this.s.markReady(r.parent.instanceId, "subOrchestrationCompleted");
     if (f.status !== "Completed")
       this.s.log(`durable: ${r.name} instance ${r.instanceId} ${f.status.toLowerCase()}`);
     this.s.finished(r);

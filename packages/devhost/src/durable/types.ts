@@ -63,6 +63,25 @@ export interface TimerWork {
   fireAt: string;
 }
 
+/**
+ * A message or work item on its way through the task hub, which a latency profile may delay: to an orchestration
+ * (its start, an external event, a management request, an activity's or sub-orchestration's result, a timer that
+ * fired, an entity's response), to an entity (an operation), or to an activity (scheduled by its orchestration).
+ */
+export type DurableHop =
+  | "orchestrationStart"
+  | "externalEvent"
+  | "instanceManagement"
+  | "activityCompleted"
+  | "subOrchestrationCompleted"
+  | "timerFired"
+  | "entityResponse"
+  | "entityOperation"
+  | "activityScheduled";
+
+/** How long `hop`, sent at `now` to `target` (an instance id or entity id), takes to arrive; 0: at once. */
+export type HopDelay = (hop: DurableHop, target: string, now: Date) => number;
+
 /** What the orchestration, activity and entity runners need from the engine. */
 export interface EngineServices {
   readonly clock: Clock;
@@ -77,9 +96,10 @@ export interface EngineServices {
   invoke(reg: DurableFunctionRegistration, input: unknown, context: InvocationContext): Promise<unknown>;
   makeContext(reg: DurableFunctionRegistration): InvocationContext;
   log(line: string): void;
-  markReady(instanceId: string): void;
-  markEntityReady(schedulerId: string): void;
-  enqueueActivity(work: ActivityWork): void;
+  /** A message for the instance is in its inbox; `hop` says what kind, when it may be delayed on the way. */
+  markReady(instanceId: string, hop?: DurableHop): void;
+  markEntityReady(schedulerId: string, hop?: DurableHop): void;
+  enqueueActivity(work: ActivityWork, hop?: DurableHop): void;
   armTimer(work: TimerWork): void;
   disarmTimers(instanceId: string, executionId?: string, timerId?: number): void;
   /** The instance reached a terminal status (wakes waitForCompletion). */

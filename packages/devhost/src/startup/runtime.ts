@@ -6,6 +6,7 @@ import fs from "node:fs";
 import { DurableEngine, type Clock } from "../durable";
 import type { LoadedApp, Registration } from "../functionsCore";
 import { Invoker, type InvocationResult, type InvokeRequest } from "../invocation";
+import type { HostLatency } from "../latency/hostLatency";
 import type { HostLogger } from "../logger";
 import type { HostConfig } from "../settings";
 import { serviceBusOutput, ServiceBusClients } from "../triggers/serviceBus";
@@ -19,6 +20,8 @@ export interface HostRuntime {
   invoke: Invoke;
   clients: ServiceBusClients;
   clock: Clock;
+  /** The latency profile at work, if any. */
+  latency?: HostLatency;
   /** Where the host serves HTTP, once it does: the durable client's binding data names it. */
   setBaseUrl(url: string): void;
 }
@@ -29,6 +32,7 @@ export interface RuntimeOptions {
   hostConfig: HostConfig;
   dataDir: string;
   clock: Clock;
+  latency?: HostLatency;
 }
 
 export function createRuntime(
@@ -36,7 +40,7 @@ export function createRuntime(
   logger: HostLogger,
   shutdown: ShutdownSteps,
 ): HostRuntime {
-  const { app, hostConfig, dataDir, clock } = options;
+  const { app, hostConfig, dataDir, clock, latency } = options;
   fs.mkdirSync(dataDir, { recursive: true });
   const byName = new Map(options.registrations.map((r) => [r.name, r]));
   let baseUrl = "";
@@ -47,13 +51,17 @@ export function createRuntime(
     ...(maxConcurrentActivityFunctions ? { maxConcurrentActivities: maxConcurrentActivityFunctions } : {}),
     ...(httpPollIntervalMs !== undefined ? { httpPollIntervalMs } : {}),
     clock,
+    ...(latency ? { hopDelay: latency.hopDelay } : {}),
     log: (line) => logger.write({ level: "information", category: "system", message: line }),
     // Durable work goes through the invoker too, for hooks and the Executing/Executed lines. The engine
     // invokes nothing before start(), by which time `invoker` below exists.
     invoke: (reg, input, context): Promise<unknown> => {
       const registration = byName.get(reg.name);
       if (!registration) return Promise.resolve(reg.handler(input, context));
-      return invoker.invokeDirect(registration, context, [input], `${reg.kind} work item`);
+      latency?.durableActive();
+      return invoker
+        .invokeDirect(registration, context, [input], `${reg.kind} work item`)
+        .finally(() => latency?.durableActive());
     },
   });
   const clients = new ServiceBusClients();
@@ -65,12 +73,15 @@ export function createRuntime(
     inputs: { durableClient: clientData, orchestrationClient: clientData },
     outputs: { serviceBus: serviceBusOutput(clients) },
   });
+  const invoke: Invoke = invoker.invoke.bind(invoker);
   return {
     engine,
     invoker,
-    invoke: invoker.invoke.bind(invoker),
+    // A latency profile's cold starts apply to every invocation a trigger, a request or the admin API makes.
+    invoke: latency ? latency.invokeWith(invoke) : invoke,
     clients,
     clock,
+    ...(latency ? { latency } : {}),
     setBaseUrl: (url) => {
       baseUrl = url;
     },

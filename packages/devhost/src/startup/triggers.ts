@@ -164,6 +164,7 @@ function serviceBusTrigger(
     );
   }
   summary.description = `serviceBusTrigger (${entityLabel(entity)})`;
+  const latency = runtime.latency;
   return new ServiceBusTrigger({
     registration,
     connectionString,
@@ -174,5 +175,6 @@ function serviceBusTrigger(
     clients: runtime.clients,
     invoke: runtime.invoke,
     logger,
+    ...(latency ? { deliveryDelay: () => latency.serviceBusDelivery(registration.name) } : {}),
   });
 }

@@ -161,6 +161,8 @@ export interface ServiceBusTriggerOptions {
   clients: ServiceBusClients;
   invoke: (registration: Registration, request: InvokeRequest) => Promise<InvocationResult>;
   logger: HostLogger;
+  /** Waits the broker's delivery time before a received message goes to the function (a latency profile). */
+  deliveryDelay?: () => Promise<void>;
 }
 
 /** Errors that retrying at once cannot mend: the entity is missing, or the credentials are refused. */
@@ -266,6 +268,7 @@ export class ServiceBusTrigger {
 
   async #process(receiver: ServiceBusReceiver, message: ServiceBusReceivedMessage): Promise<void> {
     const { registration, entity, autoCompleteMessages, logger } = this.#options;
+    if (this.#options.deliveryDelay) await this.#options.deliveryDelay();
     if (this.#stopping) {
       // Delivered while shutting down: hand it straight back for the next run.
       await receiver.abandonMessage(message).catch(() => undefined);
