@@ -18,6 +18,7 @@ import {
   renderTransitionTable,
 } from "../../src/domain";
 import { QUEUES } from "../../src/services/serviceBus";
+import { azureTuningDefaults, queuePollingSeconds } from "../support/azureDefaults";
 import { schedulerActivities } from "../../src/scheduler/activities";
 import { SCHEDULER_ORCHESTRATION } from "../../src/scheduler/orchestration";
 
@@ -28,23 +29,6 @@ function generatedSections(): Record<string, string> {
     "state-diagram": "```mermaid\n" + renderStateDiagram() + "\n```",
     "transition-table": renderTransitionTable(),
   };
-}
-
-/** The tuning defaults main.bicep gives the app in Azure (its tuningDefaults variable). */
-function azureTuningDefaults(): Record<string, string> {
-  const bicep = readFileSync("infra/main.bicep", "utf8");
-  const block = /var tuningDefaults = \{([\s\S]*?)\n\}/.exec(bicep)?.[1] ?? "";
-  return Object.fromEntries([...block.matchAll(/^\s*([A-Z_]+): '([^']*)'/gm)].map((m) => [m[1]!, m[2]!]));
-}
-
-/** host.json's durableTask.storageProvider.maxQueuePollingInterval, in seconds. */
-function queuePollingSeconds(): number {
-  const host = JSON.parse(readFileSync("host.json", "utf8")) as {
-    extensions: { durableTask: { storageProvider?: { maxQueuePollingInterval?: string } } };
-  };
-  const span = host.extensions.durableTask.storageProvider?.maxQueuePollingInterval ?? "00:00:30";
-  const [h, m, sec] = span.split(":").map(Number);
-  return h! * 3600 + m! * 60 + sec!;
 }
 
 function azureLatencyBudgets() {
