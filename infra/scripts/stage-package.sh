@@ -27,15 +27,23 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 staging="$root/$staging_dir"
 cd "$root"
 
+# The same value main.parameters.json gives main.bicep's durableBackend, so the package and the
+# infrastructure agree on the backend; checked before the build, which takes a while.
+durable_backend="${DURABLE_BACKEND:-AzureStorage}"
+case "$durable_backend" in
+  AzureStorage | DurableTaskScheduler) ;;
+  *)
+    echo "stage-package: DURABLE_BACKEND=$durable_backend: expected AzureStorage or DurableTaskScheduler (azd env set DURABLE_BACKEND ...)" >&2
+    exit 1
+    ;;
+esac
+
 started=$SECONDS
 echo "stage-package: building"
 npm run build --silent
 
 rm -rf "$staging"
 mkdir -p "$staging"
-# The same value main.parameters.json gives main.bicep's durableBackend, so the package and the
-# infrastructure agree on the backend.
-durable_backend="${DURABLE_BACKEND:-AzureStorage}"
 node infra/scripts/deployed-host-json.mjs "$durable_backend" "$staging/host.json"
 echo "stage-package: host.json for the $durable_backend durable backend"
 
