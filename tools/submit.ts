@@ -73,7 +73,7 @@ Sends N valid sample orders to a Service Bus queue (the app's submission queue b
 
 Messages: body = the order (JSON), messageId = <orderId>:<16 hex digits of the order's fingerprint>, contentType
 application/json. Re-running with the same --prefix and --seed sends the same orders again, which the app takes as
-no-ops; a different order under a known orderId is refused (dead letter and an OrderConflict alert).`;
+no-ops; a different order under a known orderId is refused (set aside on rejected-messages, with an OrderConflict alert).`;
 
 /** A mistake in the command line; main prints it with a pointer to --help. */
 export class UsageError extends Error {}

@@ -47,7 +47,7 @@ export function formatIssues(issues: ValidationIssue[]): string {
   return capText(shown.join("; ") + (more > 0 ? `; and ${more} more problem(s)` : ""), MAX_REASON_LENGTH);
 }
 
-/** Parses `input` with `schema`; never throws, so adapters can dead-letter or answer 400 with the message. */
+/** Parses `input` with `schema`; never throws, so adapters can set a message aside or answer 400 with the reason. */
 export function validate<T>(schema: z.ZodType<T>, input: unknown): Validated<T> {
   const parsed = schema.safeParse(input);
   if (parsed.success) return { ok: true, value: parsed.data };
