@@ -57,3 +57,5 @@ export {
   type FigureSource,
 } from "./latency/profiles";
 export { LATENCY_PROFILE_SETTING, LATENCY_SEED_SETTING } from "./latency/options";
+/** The devhost's seeded generator (mulberry32): the same seed gives the same floats in [0, 1) on every machine. */
+export { mulberry32 } from "./latency/random";
