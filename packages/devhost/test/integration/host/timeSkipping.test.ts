@@ -1,4 +1,6 @@
 import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { HostClock } from "../../../src/timeSkipping";
 import { startTestDevHost, type TestDevHost } from "../../support/devhost";
@@ -73,6 +75,28 @@ describe("devhost time-skipping", () => {
     expect(Date.parse(before.now)).toBeGreaterThanOrEqual(T0.getTime());
     expect(clock.nowMs() - T0.getTime()).toBeGreaterThanOrEqual(7 * DAY);
     expect(wallMs).toBeLessThan(1000);
+  });
+
+  it("stands still while an invocation waits for a slow remote service, though a timer is pending", async () => {
+    const remote = http.createServer((_request, response) => {
+      setTimeout(() => response.end("pong"), 200);
+    });
+    await new Promise<void>((resolve) => remote.listen(0, "127.0.0.1", resolve));
+    try {
+      const clock = new HostClock(T0);
+      const running = await start(clock, {
+        REMOTE_URL: `http://127.0.0.1:${(remote.address() as AddressInfo).port}/`,
+      });
+      // The timer trigger's next occurrence (1 January) is pending all along: an idle host would jump to it.
+      expect(clock.pendingTimerCount()).toBeGreaterThan(0);
+      const got = (await (await fetch(`${running.url}/api/callRemote`)).json()) as Record<string, unknown>;
+      expect(got.answer).toBe("pong");
+      const took = (got.after as number) - (got.before as number);
+      expect(took).toBeGreaterThanOrEqual(150);
+      expect(took).toBeLessThan(10_000);
+    } finally {
+      await new Promise((resolve) => remote.close(resolve));
+    }
   });
 
   it("plays three activity retries with production back-offs (5, 10, 20 minutes) in well under a second", async () => {

@@ -63,4 +63,13 @@ app.serviceBusQueue("scheduled", {
   },
 });
 
+// A call to a remote service (REMOTE_URL) that takes real time to answer: time must not jump meanwhile.
+app.get("callRemote", {
+  handler: async () => {
+    const before = Date.now();
+    const answer = await (await fetch(process.env.REMOTE_URL)).text();
+    return { jsonBody: { before, after: Date.now(), answer } };
+  },
+});
+
 app.get("report", { handler: () => ({ jsonBody: { hourly, received, attempts } }) });
