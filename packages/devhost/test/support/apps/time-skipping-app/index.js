@@ -2,6 +2,7 @@
 // reads time only through Date, as apps do: a time-skipping host makes that the host's clock.
 // `GET /api/report` reports what the timer, the Service Bus trigger and the activities saw.
 "use strict";
+const http = require("node:http");
 const { app } = require("@azure/functions");
 const df = require("durable-functions");
 
@@ -67,7 +68,15 @@ app.serviceBusQueue("scheduled", {
 app.get("callRemote", {
   handler: async () => {
     const before = Date.now();
-    const answer = await (await fetch(process.env.REMOTE_URL)).text();
+    const answer = await new Promise((resolve, reject) => {
+      http
+        .get(process.env.REMOTE_URL, (response) => {
+          let text = "";
+          response.on("data", (chunk) => (text += chunk));
+          response.on("end", () => resolve(text));
+        })
+        .on("error", reject);
+    });
     return { jsonBody: { before, after: Date.now(), answer } };
   },
 });
