@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { parseCliArgs } from "../../src/cli";
 import { HostClock, installDateShim, runInAppTime, TimeSkipper } from "../../src/timeSkipping";
 
 const HOUR = 60 * 60 * 1000;
@@ -194,5 +195,12 @@ describe("the Date shim", () => {
     expect(Date).not.toBe(RealDate);
     second();
     expect(Date).toBe(RealDate);
+  });
+});
+
+describe("--time-skipping", () => {
+  it("turns time-skipping on; real time is the default", () => {
+    expect(parseCliArgs(["--time-skipping"]).timeSkipping).toBe(true);
+    expect(parseCliArgs([]).timeSkipping).toBeUndefined();
   });
 });

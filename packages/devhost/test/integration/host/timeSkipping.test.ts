@@ -9,6 +9,7 @@ import { startServiceBus, type ServiceBusFixture } from "../../support/servicebu
 const MINUTE = 60 * 1000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
+const RealDate = Date;
 /** Half past midnight: the hourly timer is next due at 01:00. */
 const T0 = new Date("2030-03-01T00:30:00.000Z");
 
@@ -130,6 +131,10 @@ describe("devhost time-skipping", () => {
     expect(hourly.slice(0, 3).map((tick) => tick.now.slice(11, 16))).toEqual(["01:00", "02:00", "03:00"]);
     expect(hourly.slice(0, 3).every((tick) => !tick.isPastDue)).toBe(true);
     expect(wallMs).toBeLessThan(1000);
+    // The Date shim is in place while the host runs, and gone once it stopped.
+    expect(Date).not.toBe(RealDate);
+    await running.stop();
+    expect(Date).toBe(RealDate);
   });
 
   it("delivers messages scheduled up to two hours ahead, in schedule order, and redelivers an abandoned one", async () => {
