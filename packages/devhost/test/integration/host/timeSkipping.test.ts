@@ -1,7 +1,9 @@
 import fs from "node:fs";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
+import { ServiceBusClient } from "@azure/service-bus";
 import { afterEach, describe, expect, it } from "vitest";
+import { startEmulators } from "../../../src/emulators";
 import { HostClock } from "../../../src/timeSkipping";
 import { startTestDevHost, type TestDevHost } from "../../support/devhost";
 import { startServiceBus, type ServiceBusFixture } from "../../support/servicebus";
@@ -28,6 +30,17 @@ async function until<T>(check: () => Promise<T | undefined>, timeoutMs: number, 
     if (performance.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 describe("devhost time-skipping", () => {
@@ -176,5 +189,46 @@ describe("devhost time-skipping", () => {
       expect(Date.parse(r.enqueuedTimeUtc)).toBeGreaterThanOrEqual(due - 1000);
     }
     expect(wallMs).toBeLessThan(2000);
+  });
+
+  it("runs the embedded Service Bus emulator it starts on its own clock", async () => {
+    const port = await freePort();
+    const connection =
+      `Endpoint=sb://127.0.0.1:${port};SharedAccessKeyName=RootManageSharedAccessKey;` +
+      `SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;`;
+    host = await startTestDevHost("time-skipping-app", {
+      timeSkipping: true,
+      emulators: true,
+      startEmulators,
+      settings: {
+        ServiceBusConnection: connection,
+        SCHEDULED_QUEUE: "scheduled",
+        HOURLY_SCHEDULE: "0 0 0 1 1 *",
+      },
+    });
+    const running = host;
+    expect(running.clock).toBeInstanceOf(HostClock);
+    const clock = running.clock as HostClock;
+    const client = new ServiceBusClient(connection);
+    try {
+      const release = clock.addBusyProbe(() => true);
+      const due = clock.nowMs() + 3 * HOUR;
+      await client.createSender("scheduled").scheduleMessages({ body: { id: "later" } }, new Date(due));
+      release();
+      const started = performance.now();
+      const { received } = await until(
+        async () => {
+          const got = await report(running);
+          return got.received.length >= 1 ? got : undefined;
+        },
+        5000,
+        "the scheduled message",
+      );
+      expect(performance.now() - started).toBeLessThan(2000);
+      expect(received[0]?.message.id).toBe("later");
+      expect(received[0]?.now).toBeGreaterThanOrEqual(due);
+    } finally {
+      await client.close();
+    }
   });
 });
