@@ -1,6 +1,7 @@
 // `npx devhost`: run a compiled Functions app on this machine without the func CLI.
 //   devhost [--app <entry.js>] [--settings <file>] [--data-dir <dir>] [--no-emulators] [--port <n>]
-//           [--signed-in-as <name[:role,role]>] [--latency-profile <name>] [--latency-seed <n>] [--verbose]
+//           [--signed-in-as <name[:role,role]>] [--latency-profile <name>] [--latency-seed <n>]
+//           [--time-skipping] [--verbose]
 // Ctrl-C (SIGINT) or SIGTERM stops it cleanly: triggers first (running invocations may finish), then the
 // durable engine and the emulators it started.
 import path from "node:path";
@@ -36,6 +37,8 @@ Options:
                       setting, else none)
   --latency-seed <n>  seed of the profile's delays, to replay a run (default: the ${LATENCY_SEED_SETTING}
                       setting, else random; the start-up line shows it)
+  --time-skipping     skip time whenever the host is idle: durable timers, timer triggers and Service Bus
+                      schedules come due at once (docs/time-skipping.md; for tests, default real time)
   --verbose           also print debug and trace lines
   --help              this text`;
 
@@ -47,6 +50,7 @@ export interface CliOptions {
   signedInAs?: ClientPrincipal;
   latencyProfile?: LatencyProfileName;
   latencySeed?: number;
+  timeSkipping?: boolean;
   emulators: boolean;
   verbose: boolean;
   help: boolean;
@@ -64,6 +68,7 @@ export function parseCliArgs(argv: string[]): CliOptions {
       "signed-in-as": { type: "string" },
       "latency-profile": { type: "string" },
       "latency-seed": { type: "string" },
+      "time-skipping": { type: "boolean", default: false },
       verbose: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -89,6 +94,7 @@ export function parseCliArgs(argv: string[]): CliOptions {
     ...(values["latency-seed"] !== undefined
       ? { latencySeed: parseLatencySeed(values["latency-seed"], "--latency-seed") }
       : {}),
+    ...(values["time-skipping"] ? { timeSkipping: true } : {}),
     emulators: !values["no-emulators"],
     verbose: values.verbose,
     help: values.help,
@@ -138,6 +144,7 @@ export async function runCli(
       ...(cli.signedInAs ? { signedInAs: cli.signedInAs } : {}),
       ...(cli.latencyProfile ? { latencyProfile: cli.latencyProfile } : {}),
       ...(cli.latencySeed !== undefined ? { latencySeed: cli.latencySeed } : {}),
+      ...(cli.timeSkipping ? { timeSkipping: true } : {}),
       emulators: cli.emulators,
       restartWorkerOnCrash: true,
       log: consoleLogSink(cli.verbose ? "trace" : "information"),

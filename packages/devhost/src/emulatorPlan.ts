@@ -10,6 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { CosmosEmulatorConfig } from "./emulators/cosmos/config";
 import type { EmulatorConfigFile } from "./emulators/servicebus/config";
+import type { EmulatorClock } from "./emulators/servicebus/timer";
 import { DEFAULT_SERVICE_BUS_PORT } from "./emulators/ports";
 import { parseConnectionString } from "./settings";
 
@@ -41,6 +42,8 @@ export interface StartEmulatorsRequest {
   onCosmosRequest?: (request: IncomingMessage) => void;
   /** One line per notable emulator event. */
   log?: (line: string) => void;
+  /** Time for the Service Bus emulator's schedules, locks and TTL (a time-skipping host's clock); default real. */
+  clock?: EmulatorClock;
 }
 
 /** Where running emulators can be reached; any may be absent. */

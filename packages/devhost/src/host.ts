@@ -17,11 +17,12 @@ import { loadRegistrations } from "./startup/appLoad";
 import { startApp } from "./startup/appStart";
 import { connectEmulators } from "./startup/emulators";
 import { serveHttp } from "./startup/httpServer";
-import { createRuntime } from "./startup/runtime";
+import { createRuntime, type HostRuntime } from "./startup/runtime";
 import { applyAppSettings } from "./startup/settings";
 import { ShutdownSteps } from "./startup/shutdown";
 import { setUpTriggers, type FunctionSummary } from "./startup/triggers";
 import { restartWorkerOnCrash } from "./startup/workerCrash";
+import { HostClock, installDateShim, runInAppTime, TimeSkipper } from "./timeSkipping";
 
 export type { FunctionSummary } from "./startup/triggers";
 
@@ -48,8 +49,17 @@ export interface DevHostOptions {
   emulators?: boolean | EmulatorAddresses;
   /** How to start emulators when `emulators` is true; default the embedded ones (emulators/index.ts). */
   startEmulators?: StartEmulators;
-  /** Time for timers and the durable engine; default the wall clock. */
+  /**
+   * Time for timers and the durable engine; default the wall clock. With `timeSkipping`, a HostClock to use
+   * (one the caller shares with a Service Bus emulator it runs); default a new one.
+   */
   clock?: Clock;
+  /**
+   * Skip time (docs/time-skipping.md): one clock for durable timers, timer triggers, the embedded Service Bus
+   * emulator and the time the app's invocations read, which jumps to the next due timer whenever the host is
+   * idle. For tests; default false (real time).
+   */
+  timeSkipping?: boolean;
   /** Where log records go; default the console (information and above). */
   log?: LogSink;
   /** How long stop() lets running invocations finish; default 5 s. */
@@ -81,6 +91,8 @@ export interface DevHost {
   functions: FunctionSummary[];
   engine: DurableEngine;
   app: LoadedApp;
+  /** The host's time: a HostClock with `timeSkipping`, else the `clock` option or the wall clock. */
+  clock: Clock;
   /** Settings in effect (after emulator redirection), for callers that need the connection strings. */
   env: NodeJS.ProcessEnv;
   /** Resolves when no invocation is running right now. */
@@ -106,14 +118,28 @@ export async function startDevHost(options: DevHostOptions): Promise<DevHost> {
     const appEntry = path.resolve(options.appEntry);
     const appRoot = findAppRoot(appEntry);
     const { localSettings, signedInAs } = applyAppSettings({ ...options, appRoot }, logger, shutdown);
-    await connectEmulators({ ...options, appRoot }, logger, shutdown);
+    const skipping = options.timeSkipping ? skippingClock(options.clock) : undefined;
+    const clock = skipping ?? options.clock ?? new RealClock();
+    await connectEmulators(
+      { ...options, appRoot, ...(skipping ? { clock: skipping } : {}) },
+      logger,
+      shutdown,
+    );
     // Read after the settings are in the environment: host.json may name settings (%TASK_HUB_NAME%).
     const hostConfig = readHostConfig(appRoot);
-    const clock = options.clock ?? new RealClock();
     const latency = startLatency(options, hostConfig, clock, logger);
+    if (skipping) shutdown.push(installDateShim());
     const { app, registrations } = await loadRegistrations(appEntry, hostConfig, logger, shutdown);
     const runtime = createRuntime(
-      { app, registrations, hostConfig, dataDir: options.dataDir, clock, ...(latency ? { latency } : {}) },
+      {
+        app,
+        registrations,
+        hostConfig,
+        dataDir: options.dataDir,
+        clock,
+        ...(latency ? { latency } : {}),
+        ...(skipping ? { appTime: <T>(run: () => T): T => runInAppTime(skipping, run) } : {}),
+      },
       logger,
       shutdown,
     );
@@ -135,6 +161,7 @@ export async function startDevHost(options: DevHostOptions): Promise<DevHost> {
       { app, appRoot, runtime, triggers, server, graceMs: options.shutdownGraceMs ?? 5000 },
       shutdown,
     );
+    if (skipping) startSkipping(skipping, runtime, logger, shutdown);
     // Pushed last, so it runs first: what still waits a profile's delay goes on, and stopping is not held up.
     if (latency) shutdown.push(() => latency.stop());
     if (options.restartWorkerOnCrash) {
@@ -152,6 +179,7 @@ export async function startDevHost(options: DevHostOptions): Promise<DevHost> {
       functions: triggers.summaries,
       engine: runtime.engine,
       app,
+      clock,
       env: process.env,
       whenIdle: (timeoutMs = 30_000) => runtime.invoker.drain(timeoutMs),
       stop: () => (stopping ??= shutdown.runAll().then(() => logger.info("Host stopped."))),
@@ -160,6 +188,44 @@ export async function startDevHost(options: DevHostOptions): Promise<DevHost> {
     await shutdown.runAll();
     throw error;
   }
+}
+
+/** The clock of a time-skipping host: the caller's HostClock, or a new one. */
+function skippingClock(clock: Clock | undefined): HostClock {
+  if (clock === undefined) return new HostClock();
+  if (clock instanceof HostClock) return clock;
+  throw new Error("timeSkipping: the clock option must be a HostClock (or left out)");
+}
+
+/**
+ * Reports the invoker's and the engine's work to the clock and starts the skipper; both undone on stop (first,
+ * so that time stands still while the host shuts down).
+ */
+function startSkipping(
+  clock: HostClock,
+  runtime: HostRuntime,
+  logger: HostLogger,
+  shutdown: ShutdownSteps,
+): void {
+  const removeProbes = [
+    clock.addBusyProbe(() => runtime.invoker.inFlight > 0),
+    clock.addBusyProbe(() => runtime.engine.hasWork()),
+    // A latency profile's cold starts and Service Bus delivery delays wait in real time, before the invocation.
+    clock.addBusyProbe(() => (runtime.latency?.waitingCount ?? 0) > 0),
+  ];
+  const skipper = new TimeSkipper(clock, {
+    onSkip: (from, to) =>
+      logger.write({
+        level: "debug",
+        category: "system",
+        message: `Time-skipping: idle, clock moved ${to - from} ms ahead to ${new Date(to).toISOString()}`,
+      }),
+  });
+  skipper.start();
+  shutdown.push(() => {
+    skipper.stop();
+    removeProbes.forEach((remove) => remove());
+  });
 }
 
 /** The latency profile of the options or settings (docs/latency.md), or undefined for none. */

@@ -4,6 +4,7 @@
  *
  * - `startDevHost` runs an app in this process (tests, tools); `runCli` is the `devhost` command line.
  * - the durable task engine and its clocks, for tests that drive orchestrations on virtual time;
+ * - time-skipping (`timeSkipping`: a HostClock that jumps ahead whenever the host is idle, docs/time-skipping.md);
  * - the Azure latency profiles (`latencyProfile`: each hop delayed as in Azure, docs/latency.md);
  * - what the devhost reads before it loads an app (app root, entry, settings files, connection strings);
  * - how it decides which embedded emulators to start, and the shape of running emulators.
@@ -46,6 +47,15 @@ export {
 } from "./emulatorPlan";
 export { DEFAULT_COSMOS_PORT, DEFAULT_SERVICE_BUS_PORT } from "./emulators/ports";
 export * from "./durable";
+export {
+  HostClock,
+  TimeSkipper,
+  installDateShim,
+  runInAppTime,
+  type BusyProbe,
+  type BusyReporting,
+  type TimeSkipperOptions,
+} from "./timeSkipping";
 export {
   LATENCY_PROFILES,
   LATENCY_PROFILE_NAMES,

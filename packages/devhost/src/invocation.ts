@@ -92,6 +92,8 @@ export interface InvokerOptions {
   logger: HostLogger;
   inputs?: Record<string, InputProvider>;
   outputs?: Record<string, OutputHandler>;
+  /** Runs an invocation in the app's time (a time-skipping host's clock, timeSkipping.ts); default as is. */
+  appTime?: <T>(run: () => T) => T;
 }
 
 export class Invoker {
@@ -100,12 +102,14 @@ export class Invoker {
   readonly #inputs: Map<string, InputProvider>;
   readonly #outputs: Map<string, OutputHandler>;
   readonly #inFlight = new Set<Promise<unknown>>();
+  readonly #appTime: <T>(run: () => T) => T;
   /** Settles (failing) when the worker crashes; invocations started before then fail with it. */
   #crash = workerCrash();
 
   constructor(options: InvokerOptions) {
     this.#app = options.app;
     this.#logger = options.logger;
+    this.#appTime = options.appTime ?? ((run) => run());
     this.#inputs = new Map(Object.entries(options.inputs ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
     this.#outputs = new Map(Object.entries(options.outputs ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
   }
@@ -161,11 +165,19 @@ export class Invoker {
   invoke(held: Registration, request: InvokeRequest): Promise<InvocationResult> {
     const registration = this.#current(held);
     return this.#track(
-      this.#logged(registration.name, request.reason, request.details, randomUUID(), async (invocationId) => {
-        const response = await this.#invokeThroughModel(registration, request, invocationId);
-        await this.#deliverOutputs(registration, response);
-        return response;
-      }),
+      this.#appTime(() =>
+        this.#logged(
+          registration.name,
+          request.reason,
+          request.details,
+          randomUUID(),
+          async (invocationId) => {
+            const response = await this.#invokeThroughModel(registration, request, invocationId);
+            await this.#deliverOutputs(registration, response);
+            return response;
+          },
+        ),
+      ),
     ).then(({ invocationId, durationMs, error, value }) =>
       error
         ? { invocationId, succeeded: false, error, durationMs }
@@ -187,36 +199,38 @@ export class Invoker {
     const registration = this.#current(held);
     const invocationId = context.invocationId ?? randomUUID();
     const outcome = await this.#track(
-      this.#logged(registration.name, reason, undefined, invocationId, async () => {
-        const hookData: Record<string, unknown> = {};
-        const pre: Record<string, unknown> = {
-          hookData,
-          appHookData: this.#app.appHookData,
-          invocationContext: context,
-          inputs,
-          functionCallback: registration.handler,
-        };
-        await this.#runHooks("preInvocation", pre);
-        const finalInputs = pre.inputs as unknown[];
-        let result: unknown;
-        let error: unknown;
-        try {
-          result = await (pre.functionCallback as FunctionCallback)(...finalInputs, context);
-        } catch (thrown) {
-          error = thrown ?? new Error("The function threw a null or undefined value.");
-        }
-        const post: Record<string, unknown> = {
-          hookData,
-          appHookData: this.#app.appHookData,
-          invocationContext: context,
-          inputs: finalInputs,
-          result,
-          error,
-        };
-        await this.#runHooks("postInvocation", post);
-        if (post.error !== undefined && post.error !== null) throw post.error;
-        return post.result;
-      }),
+      this.#appTime(() =>
+        this.#logged(registration.name, reason, undefined, invocationId, async () => {
+          const hookData: Record<string, unknown> = {};
+          const pre: Record<string, unknown> = {
+            hookData,
+            appHookData: this.#app.appHookData,
+            invocationContext: context,
+            inputs,
+            functionCallback: registration.handler,
+          };
+          await this.#runHooks("preInvocation", pre);
+          const finalInputs = pre.inputs as unknown[];
+          let result: unknown;
+          let error: unknown;
+          try {
+            result = await (pre.functionCallback as FunctionCallback)(...finalInputs, context);
+          } catch (thrown) {
+            error = thrown ?? new Error("The function threw a null or undefined value.");
+          }
+          const post: Record<string, unknown> = {
+            hookData,
+            appHookData: this.#app.appHookData,
+            invocationContext: context,
+            inputs: finalInputs,
+            result,
+            error,
+          };
+          await this.#runHooks("postInvocation", post);
+          if (post.error !== undefined && post.error !== null) throw post.error;
+          return post.result;
+        }),
+      ),
     );
     if (outcome.error) throw outcome.rawError;
     return outcome.value;

@@ -259,6 +259,14 @@ export class DurableEngine implements DurableClientOperations {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  /**
+   * True while a work item is runnable or running (pending durable timers and hop delays do not count): a
+   * time-skipping host does not move its clock on meanwhile.
+   */
+  hasWork(): boolean {
+    return this.state === "started" && (this.pumpScheduled || !this.isIdle());
+  }
+
   /** Virtual clock only: settles, then repeatedly jumps to the next timer, until no timer is pending. */
   async runUntilIdle(opts: { maxTimers?: number } = {}): Promise<void> {
     const clock = this.clock;

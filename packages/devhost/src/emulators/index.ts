@@ -29,6 +29,7 @@ export async function startEmulators(request: StartEmulatorsRequest = {}): Promi
         port: request.ports?.serviceBus ?? DEFAULT_SERVICE_BUS_PORT,
         ...(request.serviceBusConfig ? { config: request.serviceBusConfig } : {}),
         ...(request.log ? { log: request.log } : {}),
+        ...(request.clock ? { clock: request.clock } : {}),
       });
       await bus.start();
       stops.push(() => bus.stop());

@@ -70,6 +70,11 @@ export class HostLatency {
     this.model.active("durable", this.#now());
   }
 
+  /** How many real-time waits (cold starts, Service Bus deliveries) are in progress: a time-skipping host waits. */
+  get waitingCount(): number {
+    return this.#waiting.size;
+  }
+
   /** Releases every wait in progress, and makes later ones return at once. */
   stop(): void {
     this.#stopped = true;

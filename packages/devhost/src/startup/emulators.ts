@@ -7,6 +7,7 @@ import {
   type EmulatorAddresses,
   type StartEmulators,
 } from "../emulatorPlan";
+import type { EmulatorClock } from "../emulators/servicebus/timer";
 import type { HostLogger } from "../logger";
 import { applySettingsToEnv } from "../settings";
 import type { ShutdownSteps } from "./shutdown";
@@ -22,6 +23,8 @@ export interface EmulatorOptions {
   /** false: none; true: start what the settings point at; addresses: emulators the caller runs. */
   emulators?: boolean | EmulatorAddresses;
   startEmulators?: StartEmulators;
+  /** The Service Bus emulator's time (a time-skipping host's clock); default the wall clock. */
+  clock?: EmulatorClock;
 }
 
 export async function connectEmulators(
@@ -40,6 +43,7 @@ export async function connectEmulators(
   if (!plan.request.serviceBus && !plan.request.cosmos) return;
   const started = await (options.startEmulators ?? startEmbeddedEmulators)({
     ...plan.request,
+    ...(options.clock ? { clock: options.clock } : {}),
     log: (line) => logger.write({ level: "debug", category: "system", message: line }),
   });
   shutdown.push(() => started.stop());

@@ -33,6 +33,8 @@ export interface RuntimeOptions {
   dataDir: string;
   clock: Clock;
   latency?: HostLatency;
+  /** Runs each invocation in the app's time (time-skipping); default as is. */
+  appTime?: <T>(run: () => T) => T;
 }
 
 export function createRuntime(
@@ -72,6 +74,7 @@ export function createRuntime(
     logger,
     inputs: { durableClient: clientData, orchestrationClient: clientData },
     outputs: { serviceBus: serviceBusOutput(clients) },
+    ...(options.appTime ? { appTime: options.appTime } : {}),
   });
   const invoke: Invoke = invoker.invoke.bind(invoker);
   return {

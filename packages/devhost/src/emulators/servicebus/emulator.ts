@@ -42,6 +42,8 @@ import { grantsNamespace, offerServiceBusMechanisms } from "./sasl";
 import { answerPutToken } from "./cbs";
 import { EncodedMessage, MessageDecodeError } from "./encodedMessage";
 import { covers, entityPathOf } from "./sas";
+import type { EmulatorClock } from "./timer";
+import { reportsBusy } from "../../timeSkipping";
 import {
   decodeTransfer,
   deliveryTagFor,
@@ -82,6 +84,12 @@ export interface ServiceBusEmulatorOptions {
   maxMessageSizeBytes?: number;
   /** Receives one line per notable event (connections, refusals); nothing is printed without it. */
   log?: (line: string) => void;
+  /**
+   * Time for enqueue stamps, scheduled messages, locks, TTL and duplicate detection; default the wall clock.
+   * A host's time-skipping clock (timeSkipping.ts) also learns from the emulator when messages are on their
+   * way to a receiver, so that it does not skip ahead meanwhile. SAS tokens are always checked on the wall clock.
+   */
+  clock?: EmulatorClock;
 }
 
 export const DEFAULT_SAS_KEY_NAME = "RootManageSharedAccessKey";
@@ -136,6 +144,8 @@ export class ServiceBusEmulator {
   private readonly consumers = new Map<MessageQueue, Consumer[]>();
   private readonly consumerOf = new WeakMap<Sender, Consumer>();
   private readonly rotation = new Map<MessageQueue, number>();
+  private readonly clock: EmulatorClock | undefined;
+  private removeBusyProbe: (() => void) | undefined;
   private readonly lockedDeliveries = new WeakMap<Delivery, { queue: MessageQueue; lockToken: string }>();
 
   constructor(options: ServiceBusEmulatorOptions = {}) {
@@ -151,7 +161,10 @@ export class ServiceBusEmulator {
     this.log = options.log ?? (() => undefined);
     const file = loadEmulatorConfig(options.config ?? EMPTY_CONFIG);
     for (const settings of queueSettingsOf(file)) {
-      this.queues.set(settings.name.toLowerCase(), new MessageQueue(settings, (queue) => this.pump(queue)));
+      this.queues.set(
+        settings.name.toLowerCase(),
+        new MessageQueue(settings, (queue) => this.pump(queue), false, options.clock),
+      );
     }
     const topics = declaredTopicNames(file);
     if (topics.length > 0) this.log(`topics are not supported; ignoring ${topics.join(", ")}`);
@@ -163,6 +176,7 @@ export class ServiceBusEmulator {
       autoaccept: false,
     });
     this.wire();
+    this.clock = options.clock;
   }
 
   /** The bound port once started (the requested one before). */
@@ -199,6 +213,9 @@ export class ServiceBusEmulator {
 
   async start(): Promise<void> {
     if (this.server) return;
+    if (reportsBusy(this.clock) && !this.removeBusyProbe) {
+      this.removeBusyProbe = this.clock.addBusyProbe(() => this.hasDeliverableMessages());
+    }
     const server = this.container.listen({
       host: this.host,
       port: this.requestedPort,
@@ -245,6 +262,8 @@ export class ServiceBusEmulator {
     clearTimeout(grace);
     this.connections.clear();
     this.consumers.clear();
+    this.removeBusyProbe?.();
+    this.removeBusyProbe = undefined;
     for (const queue of this.queues.values()) queue.dispose();
     this.log("stopped");
   }
@@ -516,6 +535,21 @@ export class ServiceBusEmulator {
         delivered = true;
       }
     }
+  }
+
+  /**
+   * True while a message is on its way to a receiver: ready in a queue whose receiver has credit, or handed to
+   * rhea and not yet on the wire. A time-skipping host waits for this to be false before it moves time on.
+   */
+  hasDeliverableMessages(): boolean {
+    for (const [queue, consumers] of this.consumers) {
+      for (const consumer of consumers) {
+        if (!consumer.link.is_open()) continue;
+        if (queue.hasReady && this.hasCredit(consumer)) return true;
+        if (consumer.queuedDeliveryIds.length > 0) return true;
+      }
+    }
+    return false;
   }
 
   private hasCredit(consumer: Consumer): boolean {

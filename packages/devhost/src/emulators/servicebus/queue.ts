@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { QueueSettings } from "./config";
 import type { EncodedMessage } from "./encodedMessage";
-import { deadlineAt, type Deadline } from "./timer";
+import { deadlineAt, type Deadline, type EmulatorClock } from "./timer";
 
 export type MessageState = "active" | "scheduled" | "deferred";
 export type ReceiveMode = "peekLock" | "receiveAndDelete";
@@ -85,16 +85,33 @@ export class MessageQueue {
     readonly settings: QueueSettings,
     private readonly onAvailable: AvailabilityListener,
     readonly isDeadLetterQueue = false,
+    /** Time for enqueue stamps, schedules, locks, TTL and duplicate detection; default the wall clock. */
+    private readonly clock?: EmulatorClock,
   ) {
     this.name = isDeadLetterQueue ? `${settings.name}/${DEAD_LETTER_SUFFIX}` : settings.name;
-    this.deadLetterQueue = isDeadLetterQueue ? undefined : new MessageQueue(settings, onAvailable, true);
+    this.deadLetterQueue = isDeadLetterQueue
+      ? undefined
+      : new MessageQueue(settings, onAvailable, true, clock);
+  }
+
+  private nowMs(): number {
+    return this.clock ? this.clock.now().getTime() : Date.now();
+  }
+
+  private deadline(atMs: number, fire: () => void): Deadline {
+    return deadlineAt(atMs, fire, this.clock);
+  }
+
+  /** True when an active message waits for a receiver. */
+  get hasReady(): boolean {
+    return this.ready.length > 0;
   }
 
   /**
    * Enqueues a sent or scheduled message. Returns undefined when duplicate detection drops it: like
    * Service Bus, the send still succeeds and the duplicate silently disappears.
    */
-  send(message: EncodedMessage, nowMs = Date.now()): StoredMessage | undefined {
+  send(message: EncodedMessage, nowMs = this.nowMs()): StoredMessage | undefined {
     // Service Bus stamps a MessageId when the sender set none; the SDK's lock renewer keys on it.
     let messageId = message.messageId;
     if (messageId === undefined || messageId === null) {
@@ -108,7 +125,7 @@ export class MessageQueue {
       stored.state = "scheduled";
       stored.scheduledAtMs = scheduledAtMs;
       stored.expiresAtMs = Infinity; // the TTL starts when the message is enqueued for real
-      stored.lockOrScheduleTimer = deadlineAt(scheduledAtMs, () => this.activateScheduled(scheduledAtMs));
+      stored.lockOrScheduleTimer = this.deadline(scheduledAtMs, () => this.activateScheduled(scheduledAtMs));
     } else {
       this.armExpiry(stored);
       this.makeReady(stored);
@@ -125,7 +142,7 @@ export class MessageQueue {
   }
 
   /** The next message for a receiver, locked (peekLock) or already removed (receiveAndDelete). */
-  receive(mode: ReceiveMode, nowMs = Date.now()): StoredMessage | undefined {
+  receive(mode: ReceiveMode, nowMs = this.nowMs()): StoredMessage | undefined {
     for (let stored = this.ready.shift(); stored; stored = this.ready.shift()) {
       if (stored.expiresAtMs <= nowMs) {
         this.expire(stored);
@@ -172,14 +189,14 @@ export class MessageQueue {
   }
 
   /** Extends the lock by the queue's LockDuration from now; returns the new locked-until time. */
-  renewLock(lockToken: string, nowMs = Date.now()): number {
+  renewLock(lockToken: string, nowMs = this.nowMs()): number {
     const stored = this.locked(lockToken);
     this.armLock(stored, nowMs + this.settings.lockDurationMs);
     return stored.lockedUntilMs as number;
   }
 
   /** Browses messages in every state, from a sequence number on, without locking them. */
-  peek(fromSequenceNumber: number, maxCount: number, nowMs = Date.now()): StoredMessage[] {
+  peek(fromSequenceNumber: number, maxCount: number, nowMs = this.nowMs()): StoredMessage[] {
     const found: StoredMessage[] = [];
     for (const stored of this.messages.values()) {
       if (found.length >= maxCount) break;
@@ -191,7 +208,7 @@ export class MessageQueue {
   }
 
   /** Receives deferred messages by sequence number; fails, taking none, if any of them is not deferred. */
-  receiveDeferred(sequenceNumbers: number[], mode: ReceiveMode, nowMs = Date.now()): StoredMessage[] {
+  receiveDeferred(sequenceNumbers: number[], mode: ReceiveMode, nowMs = this.nowMs()): StoredMessage[] {
     const found = sequenceNumbers.map((sequenceNumber) => {
       const stored = this.messages.get(sequenceNumber);
       if (stored?.state !== "deferred" || stored.lockToken) {
@@ -263,7 +280,7 @@ export class MessageQueue {
    * the same time must reach receivers in the order they were scheduled, whichever timer fires first.
    */
   private activateScheduled(dueAtMs: number): void {
-    const nowMs = Math.max(Date.now(), dueAtMs);
+    const nowMs = Math.max(this.nowMs(), dueAtMs);
     const due = [...this.messages.values()].filter(
       (stored) => stored.state === "scheduled" && (stored.scheduledAtMs ?? 0) <= nowMs,
     );
@@ -312,7 +329,7 @@ export class MessageQueue {
     stored.lockedUntilMs = untilMs;
     stored.lockOrScheduleTimer?.cancel();
     const lockToken = stored.lockToken as string;
-    stored.lockOrScheduleTimer = deadlineAt(untilMs, () => {
+    stored.lockOrScheduleTimer = this.deadline(untilMs, () => {
       // A lapsed lock counts as a failed delivery attempt, exactly like an abandon.
       if (this.locks.get(lockToken) === stored) this.abandon(lockToken);
     });
@@ -334,7 +351,7 @@ export class MessageQueue {
 
   /** Where a message goes once no receiver holds it: expired, dead-lettered, back in line, or left deferred. */
   private afterUnlock(stored: StoredMessage): void {
-    if (stored.expiresAtMs <= Date.now()) this.expire(stored);
+    if (stored.expiresAtMs <= this.nowMs()) this.expire(stored);
     else if (stored.deliveryCount >= this.settings.maxDeliveryCount && !this.isDeadLetterQueue) {
       this.moveToDeadLetter(stored, {
         reason: MAX_DELIVERY_REASON,
@@ -345,7 +362,7 @@ export class MessageQueue {
 
   private armExpiry(stored: StoredMessage): void {
     if (stored.expiresAtMs === Infinity) return;
-    stored.expiryTimer = deadlineAt(stored.expiresAtMs, () => {
+    stored.expiryTimer = this.deadline(stored.expiresAtMs, () => {
       stored.expiryTimer = undefined;
       // A locked message outlives its TTL until the receiver lets go of it (afterUnlock checks again).
       if (!stored.lockToken && this.messages.get(stored.sequenceNumber) === stored) this.expire(stored);
@@ -376,7 +393,7 @@ export class MessageQueue {
       return;
     }
     this.remove(stored);
-    dlq.makeReady(dlq.store(message, Date.now(), stored.deliveryCount));
+    dlq.makeReady(dlq.store(message, this.nowMs(), stored.deliveryCount));
   }
 
   private modifyProperties(stored: StoredMessage, propertiesToModify?: Record<string, unknown>): void {

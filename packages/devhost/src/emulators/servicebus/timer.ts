@@ -5,13 +5,19 @@
  * are chained: setTimeout fires at once past 2^31-1 ms (24.8 days), and a TTL can be P10675199D.
  * Timers are unref'd: the listening socket is what keeps a process alive, never a message's deadline.
  */
+import type { Clock } from "../../durable/clock";
+
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** The emulator's time source: the wall clock by default, or a host's clock (time-skipping). */
+export type EmulatorClock = Pick<Clock, "now" | "setTimer">;
 
 export interface Deadline {
   cancel(): void;
 }
 
-export function deadlineAt(atMs: number, fire: () => void): Deadline {
+export function deadlineAt(atMs: number, fire: () => void, clock?: EmulatorClock): Deadline {
+  if (clock) return clock.setTimer(new Date(atMs), fire);
   let handle: NodeJS.Timeout | undefined;
   const arm = (): void => {
     const wait = atMs - Date.now();
