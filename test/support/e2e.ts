@@ -74,6 +74,12 @@ export interface E2E extends RecordWaits {
 export interface E2EOptions {
   /** The principal of requests that send none (default E2E_OPERATOR); null: requests act as nobody. */
   signedInAs?: ClientPrincipal | null;
+  /**
+   * Run the app on the devhost's virtual clock, which jumps to the next due timer whenever the host is idle
+   * (packages/devhost/docs/time-skipping.md): production-length deadlines and back-offs pass in seconds. Waits on
+   * the app's time then read `e2e.host.clock`, never Date.
+   */
+  timeSkipping?: boolean;
 }
 
 /** Starts the stack and the app on it, with `settings` on top of E2E_SETTINGS and the shipped ones. */
@@ -98,6 +104,7 @@ export async function startE2E(
       ...settingsForSimulator(emulators.simulatorUrl, { ...sampleSettings(), ...explicit }),
     },
     signedInAs: options.signedInAs === undefined ? E2E_OPERATOR : options.signedInAs,
+    ...(options.timeSkipping ? { timeSkipping: true } : {}),
     log: (record) => {
       logs.push(record);
       if (process.env.E2E_LOGS) process.stdout.write(`${record.message}\n`);

@@ -1,0 +1,132 @@
+/**
+ * The shipped Azure settings (infra/main.bicep: 60 s steps, a Supervisor sweep every 15 s, back-offs from 10 s
+ * doubling, 3 retries) on the devhost's virtual clock, which jumps to the next due timer whenever the host is idle:
+ * the scenarios that wait for production-length deadlines and back-offs run in seconds of wall time. Each test
+ * reports the virtual time it covered against the wall time it took.
+ */
+import { readFileSync } from "node:fs";
+import { expect } from "vitest";
+import { e2eOrder, forOrder, type E2E } from "../support/e2e";
+import { azureTuningDefaults } from "../support/azureDefaults";
+import { e2eTest } from "../support/fixtures";
+
+const AZURE = azureTuningDefaults();
+const it = e2eTest(AZURE, { timeSkipping: true });
+
+type Alert = { kind: string; orderId: string; reason: string };
+
+/** MaxDeliveryCount of the agent request queues, which main.bicep also gives the app. */
+function requestMaxDeliveryCount(): number {
+  const config = JSON.parse(readFileSync("infra/servicebus-emulator.config.json", "utf8")) as {
+    UserConfig: {
+      Namespaces: Array<{ Queues: Array<{ Name: string; Properties: { MaxDeliveryCount: number } }> }>;
+    };
+  };
+  return config.UserConfig.Namespaces[0]!.Queues.find((q) => q.Name === "shipping-requests")!.Properties
+    .MaxDeliveryCount;
+}
+
+/** Virtual and wall time from now on, for the report line. */
+function stopwatch(e2e: E2E): () => string {
+  const virtualStart = e2e.host.clock.now().getTime();
+  const wallStart = Date.now();
+  return () =>
+    `${((e2e.host.clock.now().getTime() - virtualStart) / 1000).toFixed(0)} s of virtual time in ` +
+    `${((Date.now() - wallStart) / 1000).toFixed(1)} s of wall time`;
+}
+
+it("retries exhausted: a service that always fails ends the order in Error after the production back-offs, with one alert", async ({
+  e2e,
+  alerts,
+}) => {
+  const order = e2eOrder("PROD-EXHAUSTED");
+  // On shipping, the last step: each service's circuit breaker is shared by the orders of a process, so the
+  // outage of this test must not open the one the next tests' orders call (payment).
+  const down = await e2e.faults.add({
+    service: "shipping",
+    operation: "book",
+    orderId: order.orderId,
+    kind: "transient",
+  });
+  const elapsed = stopwatch(e2e);
+  expect((await e2e.submit(order)).status).toBe(202);
+
+  const record = await e2e.waitForState(order.orderId, ["Error"], 120_000);
+  const maxFailures = Number(AZURE.SUPERVISOR_MAX_FAILURES);
+  expect(record).toMatchObject({ attempt: maxFailures + 1, failureCount: maxFailures + 1 });
+  // The Supervisor waited its back-offs between attempts: 10 s, 20 s, 40 s with the shipped settings.
+  const claims = record.history.filter((h) => h.event === "claimed").map((h) => Date.parse(h.at));
+  const backoff = Number(AZURE.SUPERVISOR_BACKOFF_SECONDS) * 1000;
+  for (let i = 1; i < claims.length; i++) {
+    expect(claims[i]! - claims[i - 1]!, `gap before attempt ${i + 1}`).toBeGreaterThanOrEqual(
+      backoff * 2 ** (i - 1),
+    );
+  }
+  const alert = (await alerts.waitFor(forOrder(order.orderId))) as Alert;
+  expect(alert.kind).toBe("Error");
+  expect((await alerts.all()).filter(forOrder(order.orderId))).toHaveLength(1);
+  // The retry budget held: agent attempts × deliveries × Scheduler attempts at the most reached the service.
+  const hits = (await e2e.faults.list()).find((f) => f.id === down.id)!.hits;
+  const budget = Number(AZURE.AGENT_MAX_ATTEMPTS) * requestMaxDeliveryCount() * (maxFailures + 1);
+  expect(hits).toBeGreaterThan(0);
+  expect(hits).toBeLessThanOrEqual(budget);
+  console.log(`retries exhausted at production timings: ${elapsed()}`);
+}, 150_000);
+
+it("a service that hangs through a whole delivery: the agent gives up, the Supervisor's retry after the back-off finishes the order", async ({
+  e2e,
+  alerts,
+}) => {
+  const order = e2eOrder("PROD-HANG");
+  // Every call of the first delivery hangs until the agent's attempt timeout; then the service answers again.
+  const agentAttempts = Number(AZURE.AGENT_MAX_ATTEMPTS);
+  await e2e.faults.add({
+    service: "payment",
+    operation: "charge",
+    orderId: order.orderId,
+    kind: "hang",
+    count: agentAttempts,
+  });
+  const elapsed = stopwatch(e2e);
+  expect((await e2e.submit(order)).status).toBe(202);
+
+  const record = await e2e.waitForState(order.orderId, ["Processed"], 120_000);
+  expect(record).toMatchObject({ attempt: 2, failureCount: 1 });
+  // Attempt 2 was claimed no sooner than the first back-off after attempt 1 failed.
+  const failed = record.history.find((h) => h.attempt === 1 && h.event !== "claimed" && h.to === "Pending");
+  const retried = record.history.find((h) => h.event === "claimed" && h.attempt === 2);
+  expect(Date.parse(retried!.at) - Date.parse(failed!.at)).toBeGreaterThanOrEqual(
+    Number(AZURE.SUPERVISOR_BACKOFF_SECONDS) * 1000,
+  );
+  const ledger = await e2e.ledger(order.orderId);
+  expect(ledger.map((e) => [e.idempotencyKey, e.requests])).toEqual([
+    [`${order.orderId}:reserveInventory:do`, 1],
+    [`${order.orderId}:chargePayment:do`, 1],
+    [`${order.orderId}:bookShipping:do`, 1],
+  ]);
+  expect((await alerts.all()).filter(forOrder(order.orderId))).toEqual([]);
+  console.log(`a hung delivery retried at production timings: ${elapsed()}`);
+}, 150_000);
+
+it("a permanent refusal is compensated at production timings: Compensated, the reservation released", async ({
+  e2e,
+}) => {
+  const order = e2eOrder("PROD-DECLINED");
+  await e2e.faults.add({
+    service: "payment",
+    operation: "charge",
+    orderId: order.orderId,
+    kind: "permanent",
+  });
+  const elapsed = stopwatch(e2e);
+  expect((await e2e.submit(order)).status).toBe(202);
+
+  const record = await e2e.waitForState(order.orderId, ["Compensated"], 120_000);
+  expect(record).toMatchObject({ attempt: 1, failureCount: 0 });
+  const ledger = await e2e.ledger(order.orderId);
+  expect(ledger.map((e) => `${e.service}.${e.operation}`)).toEqual([
+    "inventory.reserve",
+    "inventory.release",
+  ]);
+  console.log(`compensation at production timings: ${elapsed()}`);
+}, 150_000);
