@@ -1,17 +1,23 @@
 /**
  * The shipped Azure settings (infra/main.bicep: 60 s steps, a Supervisor sweep every 15 s, back-offs from 10 s
- * doubling, 3 retries) on the devhost's virtual clock, which jumps to the next due timer whenever the host is idle:
- * the scenarios that wait for production-length deadlines and back-offs run in seconds of wall time. Each test
- * reports the virtual time it covered against the wall time it took.
+ * doubling, 3 retries) on the devhost's azure-storage latency profile (every Service Bus delivery and durable queue
+ * hop delayed, cold starts after idle) and on its virtual clock, which jumps to the next due timer whenever the
+ * host is idle: the scenarios that wait for production-length deadlines and back-offs run in seconds of wall time,
+ * while the platform's latencies count against the same deadlines as in Azure. Each test reports the virtual time
+ * it covered against the wall time it took.
  */
 import { readFileSync } from "node:fs";
-import { expect } from "vitest";
+import { expect, vi } from "vitest";
+import type { StateRecord } from "../../src/domain";
 import { e2eOrder, forOrder, type E2E } from "../support/e2e";
 import { azureTuningDefaults } from "../support/azureDefaults";
 import { e2eTest } from "../support/fixtures";
 
 const AZURE = azureTuningDefaults();
-const it = e2eTest(AZURE, { timeSkipping: true });
+const it = e2eTest(
+  { ...AZURE, DEVHOST_LATENCY_PROFILE: "azure-storage", DEVHOST_LATENCY_SEED: "20261201" },
+  { timeSkipping: true },
+);
 
 type Alert = { kind: string; orderId: string; reason: string };
 
@@ -34,6 +40,68 @@ function stopwatch(e2e: E2E): () => string {
     `${((e2e.host.clock.now().getTime() - virtualStart) / 1000).toFixed(0)} s of virtual time in ` +
     `${((Date.now() - wallStart) / 1000).toFixed(1)} s of wall time`;
 }
+
+/** The longest a step took from dispatch to its reply recorded, in (virtual) seconds. */
+function slowestStepSeconds(records: StateRecord[]): number {
+  return Math.max(
+    ...records.flatMap((r) =>
+      r.steps.map((st) => (Date.parse(st.completedAt!) - Date.parse(st.dispatchedAt!)) / 1000),
+    ),
+  );
+}
+
+it("idle, then a burst: every order Processed on its first attempt, cold starts and all", async ({
+  e2e,
+  alerts,
+}) => {
+  const elapsed = stopwatch(e2e);
+  const submitAll = async (prefix: string, count: number) => {
+    const orders = Array.from({ length: count }, (_, i) => e2eOrder(`${prefix}-${i}`));
+    for (const order of orders) expect((await e2e.submit(order)).status).toBe(202);
+    return Promise.all(orders.map((o) => e2e.waitForState(o.orderId, ["Processed"], 120_000)));
+  };
+  const first = await submitAll("PROD-WARMUP", 3);
+  // Idle past the profile's cold-start threshold (10 minutes): every function group goes cold again.
+  const idleUntil = e2e.host.clock.now().getTime() + 11 * 60_000;
+  await vi.waitFor(
+    () => {
+      if (e2e.host.clock.now().getTime() < idleUntil)
+        throw new Error("the host's clock is not 11 minutes on yet");
+    },
+    { timeout: 90_000, interval: 50 },
+  );
+  const logsBeforeBurst = e2e.logs.length;
+  const burst = await submitAll("PROD-BURST", 10);
+  // The burst paid the cold starts of the groups on its way (the profile logs each delay it applies).
+  const coldStarts = e2e.logs
+    .slice(logsBeforeBurst)
+    .filter((r) => r.message.startsWith("Latency: coldStart"))
+    .map((r) => /group ([^,]+),/.exec(r.message)?.[1]);
+  // Flex Consumption's group names: http, durable, and each other trigger function on its own.
+  expect(new Set(coldStarts)).toEqual(
+    new Set([
+      "http",
+      "durable",
+      ...["submitOrder", "inventoryAgent", "paymentAgent", "shippingAgent", "agentReplies"].map(
+        (name) => `function:${name}`,
+      ),
+    ]),
+  );
+  const stepTimeout = Number(AZURE.STEP_TIMEOUT_SECONDS);
+  for (const record of [...first, ...burst]) {
+    expect(record, record.orderId).toMatchObject({ attempt: 1, failureCount: 0 });
+    expect(
+      record.history.map((h) => h.event),
+      record.orderId,
+    ).not.toContain("expired");
+  }
+  const slowest = slowestStepSeconds([...first, ...burst]);
+  expect(slowest).toBeLessThan(stepTimeout);
+  expect(await alerts.all()).toEqual([]);
+  console.log(
+    `idle then burst at production timings: ${elapsed()}; slowest step ${slowest.toFixed(1)} s of STEP_TIMEOUT_SECONDS=${stepTimeout}`,
+  );
+}, 180_000);
 
 it("retries exhausted: a service that always fails ends the order in Error after the production back-offs, with one alert", async ({
   e2e,

@@ -210,8 +210,7 @@ function startSkipping(
   const removeProbes = [
     clock.addBusyProbe(() => runtime.invoker.inFlight > 0),
     clock.addBusyProbe(() => runtime.engine.hasWork()),
-    // A latency profile's cold starts and Service Bus delivery delays wait in real time, before the invocation.
-    clock.addBusyProbe(() => (runtime.latency?.waitingCount ?? 0) > 0),
+    // A latency profile's cold starts and Service Bus delivery delays are timers on this clock: not busy.
   ];
   const skipper = new TimeSkipper(clock, {
     onSkip: (from, to) =>

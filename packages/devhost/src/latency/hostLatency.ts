@@ -70,7 +70,7 @@ export class HostLatency {
     this.model.active("durable", this.#now());
   }
 
-  /** How many real-time waits (cold starts, Service Bus deliveries) are in progress: a time-skipping host waits. */
+  /** How many waits (cold starts, Service Bus deliveries) are in progress. */
   get waitingCount(): number {
     return this.#waiting.size;
   }
@@ -85,16 +85,18 @@ export class HostLatency {
     return this.#clock.now().getTime();
   }
 
+  // On the host's clock, like the durable hops: real time on the wall clock, and on a time-skipping host's virtual
+  // clock a delay that passes when the host is otherwise idle, so a step's deadline can come due during a cold
+  // start, as it can in Azure, instead of time standing still while the host waits.
   #wait(ms: number): Promise<void> {
     if (ms <= 0 || this.#stopped) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const release = (): void => {
-        clearTimeout(timer);
+        timer.cancel();
         this.#waiting.delete(release);
         resolve();
       };
-      const timer = setTimeout(release, ms);
-      timer.unref();
+      const timer = this.#clock.setTimer(new Date(this.#now() + ms), release);
       this.#waiting.add(release);
     });
   }
