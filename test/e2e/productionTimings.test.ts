@@ -141,6 +141,44 @@ it("retries exhausted: a service that always fails ends the order in Error after
   console.log(`retries exhausted at production timings: ${elapsed()}`);
 }, 150_000);
 
+it("agent silent: the payment agent takes nothing for a while; the 60 s deadline passes, the Supervisor's retry finishes the order", async ({
+  e2e,
+  alerts,
+}) => {
+  const order = e2eOrder("PROD-SILENT");
+  // As if the payment agent's function were disabled: its requests wait in the queue, and no invocation runs.
+  await e2e.host.pauseTrigger("paymentAgent");
+  const elapsed = stopwatch(e2e);
+  expect((await e2e.submit(order)).status).toBe(202);
+  const expired = await e2e.waitForRecord(
+    order.orderId,
+    (r) => r.history.some((h) => h.event === "expired" && h.attempt === 1),
+    "attempt 1 expired",
+    60_000,
+  );
+  e2e.host.resumeTrigger("paymentAgent");
+
+  const record = await e2e.waitForState(order.orderId, ["Processed"], 120_000);
+  expect(record).toMatchObject({ attempt: 2, failureCount: 1 });
+  // Attempt 1 ended by its durable timer at the charge's completeBy, a full STEP_TIMEOUT_SECONDS after dispatch.
+  const charge1 = expired.history.find(
+    (h) => h.event === "stepDispatched" && h.attempt === 1 && h.detail?.startsWith("chargePayment"),
+  );
+  const expiry = expired.history.find((h) => h.event === "expired" && h.attempt === 1)!;
+  expect(Date.parse(expiry.at) - Date.parse(charge1!.at)).toBeGreaterThanOrEqual(
+    Number(AZURE.STEP_TIMEOUT_SECONDS) * 1000,
+  );
+  // The charge reached the service once: attempt 1's request, delivered late, was dropped by the agent.
+  const ledger = await e2e.ledger(order.orderId);
+  expect(ledger.map((e) => [e.idempotencyKey, e.requests])).toEqual([
+    [`${order.orderId}:reserveInventory:do`, 1],
+    [`${order.orderId}:chargePayment:do`, 1],
+    [`${order.orderId}:bookShipping:do`, 1],
+  ]);
+  expect((await alerts.all()).filter(forOrder(order.orderId))).toEqual([]);
+  console.log(`a silent agent retried at production timings: ${elapsed()}`);
+}, 150_000);
+
 it("a service that hangs through a whole delivery: the agent gives up, the Supervisor's retry after the back-off finishes the order", async ({
   e2e,
   alerts,

@@ -20,7 +20,8 @@ import { serveHttp } from "./startup/httpServer";
 import { createRuntime, type HostRuntime } from "./startup/runtime";
 import { applyAppSettings } from "./startup/settings";
 import { ShutdownSteps } from "./startup/shutdown";
-import { setUpTriggers, type FunctionSummary } from "./startup/triggers";
+import { setUpTriggers, type FunctionSummary, type Triggers } from "./startup/triggers";
+import type { ServiceBusTrigger } from "./triggers/serviceBus";
 import { restartWorkerOnCrash } from "./startup/workerCrash";
 import { HostClock, installDateShim, runInAppTime, TimeSkipper } from "./timeSkipping";
 
@@ -97,6 +98,12 @@ export interface DevHost {
   env: NodeJS.ProcessEnv;
   /** Resolves when no invocation is running right now. */
   whenIdle(timeoutMs?: number): Promise<boolean>;
+  /**
+   * Stops a Service Bus-triggered function from receiving, as disabling it does in Azure, until `resumeTrigger`:
+   * its messages wait in the queue. Tests use it to make a consumer silent without an invocation running.
+   */
+  pauseTrigger(functionName: string): Promise<void>;
+  resumeTrigger(functionName: string): void;
   /** Stops triggers (letting running invocations finish), the engine, the emulators it started; restores env. */
   stop(): Promise<void>;
 }
@@ -182,12 +189,23 @@ export async function startDevHost(options: DevHostOptions): Promise<DevHost> {
       clock,
       env: process.env,
       whenIdle: (timeoutMs = 30_000) => runtime.invoker.drain(timeoutMs),
+      pauseTrigger: async (name) => serviceBusTriggerNamed(triggers, name).pause(),
+      resumeTrigger: (name) => serviceBusTriggerNamed(triggers, name).resume(),
       stop: () => (stopping ??= shutdown.runAll().then(() => logger.info("Host stopped."))),
     };
   } catch (error) {
     await shutdown.runAll();
     throw error;
   }
+}
+
+function serviceBusTriggerNamed(triggers: Triggers, name: string): ServiceBusTrigger {
+  const trigger = triggers.serviceBus.get(name);
+  if (!trigger) {
+    const names = [...triggers.serviceBus.keys()].join(", ") || "none";
+    throw new Error(`no Service Bus-triggered function named "${name}" (the app has: ${names})`);
+  }
+  return trigger;
 }
 
 /** The clock of a time-skipping host: the caller's HostClock, or a new one. */

@@ -30,6 +30,8 @@ export interface Triggers {
   summaries: FunctionSummary[];
   httpFunctions: HttpFunction[];
   timers: TimerTrigger[];
+  /** The Service Bus triggers by function name. */
+  serviceBus: Map<string, ServiceBusTrigger>;
   /** Starts the timers and receivers. */
   start(): void;
   /** Stops them, letting running invocations finish for up to `graceMs`. */
@@ -53,12 +55,13 @@ const DURABLE_TRIGGERS: Record<string, "orchestration" | "activity" | "entity"> 
 interface Collected {
   httpFunctions: HttpFunction[];
   timers: TimerTrigger[];
+  serviceBus: Map<string, ServiceBusTrigger>;
   listeners: Listener[];
 }
 
 export function setUpTriggers(registrations: readonly Registration[], context: TriggerContext): Triggers {
   const summaries: FunctionSummary[] = [];
-  const collected: Collected = { httpFunctions: [], timers: [], listeners: [] };
+  const collected: Collected = { httpFunctions: [], timers: [], serviceBus: new Map(), listeners: [] };
   for (const registration of registrations) {
     const type = registration.trigger.type;
     const summary: FunctionSummary = { name: registration.name, trigger: type, description: type };
@@ -71,11 +74,12 @@ export function setUpTriggers(registrations: readonly Registration[], context: T
       context.logger.error(`The '${registration.name}' function is in error: ${summary.error}`);
     }
   }
-  const { httpFunctions, timers, listeners } = collected;
+  const { httpFunctions, timers, serviceBus, listeners } = collected;
   return {
     summaries,
     httpFunctions,
     timers,
+    serviceBus,
     start: () => listeners.forEach((listener) => listener.start()),
     stop: async (graceMs) => {
       await Promise.all(listeners.map((listener) => listener.stop(graceMs)));
@@ -114,7 +118,9 @@ function setUpTrigger(
     collected.timers.push(timer);
     collected.listeners.push(timer);
   } else if (type === "servicebustrigger") {
-    collected.listeners.push(serviceBusTrigger(registration, summary, context));
+    const trigger = serviceBusTrigger(registration, summary, context);
+    collected.serviceBus.set(registration.name, trigger);
+    collected.listeners.push(trigger);
   } else {
     throw new Error(`the devhost has no ${registration.trigger.type} trigger`);
   }

@@ -176,6 +176,7 @@ export class ServiceBusTrigger {
   #subscription: { close(): Promise<void> } | undefined;
   #inFlight = new Set<Promise<void>>();
   #stopping = false;
+  #paused = false;
   /** The next wait before receiving again after a lasting error; reset by a message received. */
   #retryMs = FIRST_RETRY_MS;
   #retryTimer: NodeJS.Timeout | undefined;
@@ -185,6 +186,29 @@ export class ServiceBusTrigger {
   }
 
   start(): void {
+    this.#subscribe();
+  }
+
+  /**
+   * Stops receiving, as disabling the function does in Azure: messages stay in the queue (and their locks run
+   * out as usual); invocations already running finish. `resume()` receives again.
+   */
+  async pause(): Promise<void> {
+    if (this.#paused || this.#stopping) return;
+    this.#paused = true;
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    const subscription = this.#subscription;
+    const receiver = this.#receiver;
+    this.#subscription = undefined;
+    this.#receiver = undefined;
+    await closeWithin(subscription?.close() ?? Promise.resolve());
+    await closeWithin(receiver?.close() ?? Promise.resolve());
+  }
+
+  resume(): void {
+    if (!this.#paused || this.#stopping) return;
+    this.#paused = false;
     this.#subscribe();
   }
 
@@ -239,7 +263,7 @@ export class ServiceBusTrigger {
     await closeWithin(receiver.close());
     this.#retryTimer = setTimeout(() => {
       this.#retryTimer = undefined;
-      if (!this.#stopping) this.#subscribe();
+      if (!this.#stopping && !this.#paused) this.#subscribe();
     }, wait);
   }
 

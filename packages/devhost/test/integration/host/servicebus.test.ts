@@ -89,6 +89,27 @@ describe("devhost Service Bus trigger", () => {
     await receiver.close();
   });
 
+  it("pauses a trigger, as disabling the function does: its messages wait in the queue until it resumes", async () => {
+    await host.pauseTrigger("work");
+    const sender = bus.client.createSender("work");
+    await sender.sendMessages({ body: { id: "paused-1" }, messageId: "m-paused-1" });
+    await sender.close();
+    // Nobody receives it while paused: it is still there, never delivered.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const peeker = bus.client.createReceiver("work");
+    const waiting = await peeker.peekMessages(10);
+    await peeker.close();
+    expect(waiting.map((m) => [m.messageId, m.deliveryCount])).toEqual([["m-paused-1", 0]]);
+    expect((await seen()).seen.some((s) => s.message.id === "paused-1")).toBe(false);
+
+    host.resumeTrigger("work");
+    const [result] = await receiveResults(1);
+    expect(result?.body).toEqual({ id: "paused-1", done: true });
+    await expect(host.pauseTrigger("no-such-function")).rejects.toThrow(
+      'no Service Bus-triggered function named "no-such-function"',
+    );
+  });
+
   it("abandons on a thrown error: redelivered with deliveryCount + 1, dead-lettered at MaxDeliveryCount", async () => {
     const sender = bus.client.createSender("work");
     await sender.sendMessages({ body: { id: "poison", fail: true }, messageId: "m-poison" });
