@@ -5,7 +5,15 @@
  * overwrite of the stored order.
  */
 import { expect } from "vitest";
-import { e2eOrder, peekAll, waitForRejected, forOrder, sendToQueue, type E2E } from "../support/e2e";
+import {
+  e2eOrder,
+  expectOneSetOfEffects,
+  peekAll,
+  waitForRejected,
+  forOrder,
+  sendToQueue,
+  type E2E,
+} from "../support/e2e";
 import { e2eTest } from "../support/fixtures";
 
 const it = e2eTest();
@@ -15,15 +23,6 @@ const sendToOrdersQueue = (e2e: E2E, body: unknown, messageId: string) =>
   sendToQueue(e2e, "orders", body, messageId);
 
 /** One order processed once: three effects, each applied by one request under its own key. */
-async function expectOneSetOfEffects(e2e: E2E, orderId: string): Promise<void> {
-  const ledger = await e2e.ledger(orderId);
-  expect(ledger.map((e) => e.idempotencyKey)).toEqual([
-    `${orderId}:reserveInventory:do`,
-    `${orderId}:chargePayment:do`,
-    `${orderId}:bookShipping:do`,
-  ]);
-  expect(ledger.every((e) => e.applied && e.requests === 1)).toBe(true);
-}
 
 async function waitForLog(e2e: E2E, text: string, timeoutMs = 15_000): Promise<void> {
   await expect

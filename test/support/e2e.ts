@@ -15,7 +15,7 @@ import { startLocalStack, type LocalStackAddresses } from "../../tools/localStac
 import { sampleSettings } from "../../tools/repository";
 import { simulatorFaults, type LedgerEntry, type SimulatorFaults } from "../../tools/simulator";
 import { settingsForSimulator } from "../../tools/simulator/settings";
-import { inject } from "vitest";
+import { expect, inject } from "vitest";
 import { sampleOrder } from "./domain";
 import { pollUntil } from "./wait";
 
@@ -358,4 +358,15 @@ export async function orderSnapshot(
       ? { order: null, state: null }
       : ((await res.json()) as { order: unknown; state: unknown });
   return { order: body.order, state: body.state, ledger: await e2e.ledger(orderId) };
+}
+
+/** The happy path's effects on the remote services: reserve, charge and book, each applied once from one request. */
+export async function expectOneSetOfEffects(
+  harness: { ledger(orderId: string): Promise<LedgerEntry[]> },
+  orderId: string,
+): Promise<void> {
+  const ledger = await harness.ledger(orderId);
+  expect(ledger.map((e) => [e.idempotencyKey, e.applied, e.requests])).toEqual(
+    ["reserveInventory", "chargePayment", "bookShipping"].map((step) => [`${orderId}:${step}:do`, true, 1]),
+  );
 }

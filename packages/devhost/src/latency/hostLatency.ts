@@ -70,11 +70,6 @@ export class HostLatency {
     this.model.active("durable", this.#now());
   }
 
-  /** How many waits (cold starts, Service Bus deliveries) are in progress. */
-  get waitingCount(): number {
-    return this.#waiting.size;
-  }
-
   /** Releases every wait in progress, and makes later ones return at once. */
   stop(): void {
     this.#stopped = true;

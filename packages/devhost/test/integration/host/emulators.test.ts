@@ -27,6 +27,25 @@ const emulatorConnection = (port: number): string =>
 const queues = { WORK_QUEUE: "orders", RESULTS_QUEUE: "alerts", FANOUT_QUEUE: "status-demo" };
 const SERVICE_BUS_CONFIG = { DEVHOST_SERVICEBUS_CONFIG: "servicebus-emulator.config.json" };
 
+/** The sample app's round trip through the emulator: a message on `orders` comes back on `alerts`, marked done. */
+async function expectRoundTrip(connection: string, id: string): Promise<void> {
+  const client = new ServiceBusClient(connection);
+  try {
+    await client.createSender("orders").sendMessages({ body: { id } });
+    const receiver = client.createReceiver("alerts", { receiveMode: "receiveAndDelete" });
+    const [result] = await eventually(
+      async () => {
+        const got = await receiver.receiveMessages(1, { maxWaitTimeInMs: 200 });
+        return got.length > 0 ? got : undefined;
+      },
+      { timeoutMs: 10_000, what: "the output message" },
+    );
+    expect(result?.body).toEqual({ id, done: true });
+  } finally {
+    await client.close();
+  }
+}
+
 describe("devhost and the embedded emulators", () => {
   const hosts: TestDevHost[] = [];
   afterEach(async () => {
@@ -50,21 +69,7 @@ describe("devhost and the embedded emulators", () => {
       `Service Bus: config ${path.join(APPS_DIR, "servicebus-app", "servicebus-emulator.config.json")} (DEVHOST_SERVICEBUS_CONFIG).`,
     );
 
-    const client = new ServiceBusClient(connection);
-    try {
-      await client.createSender("orders").sendMessages({ body: { id: "via-emulator" } });
-      const receiver = client.createReceiver("alerts", { receiveMode: "receiveAndDelete" });
-      const [result] = await eventually(
-        async () => {
-          const got = await receiver.receiveMessages(1, { maxWaitTimeInMs: 200 });
-          return got.length > 0 ? got : undefined;
-        },
-        { timeoutMs: 10_000, what: "the output message" },
-      );
-      expect(result?.body).toEqual({ id: "via-emulator", done: true });
-    } finally {
-      await client.close();
-    }
+    await expectRoundTrip(connection, "via-emulator");
 
     await host.stop();
     expect(await isListening(port)).toBe(false);
@@ -82,21 +87,7 @@ describe("devhost and the embedded emulators", () => {
     expect(host.lines()).toContain(
       `Service Bus: config ${path.join(APPS_DIR, "servicebus-app", "servicebus-emulator.config.json")}.`,
     );
-    const client = new ServiceBusClient(connection);
-    try {
-      await client.createSender("orders").sendMessages({ body: { id: "own-config" } });
-      const receiver = client.createReceiver("alerts", { receiveMode: "receiveAndDelete" });
-      const [result] = await eventually(
-        async () => {
-          const got = await receiver.receiveMessages(1, { maxWaitTimeInMs: 200 });
-          return got.length > 0 ? got : undefined;
-        },
-        { timeoutMs: 10_000, what: "the output message" },
-      );
-      expect(result?.body).toEqual({ id: "own-config", done: true });
-    } finally {
-      await client.close();
-    }
+    await expectRoundTrip(connection, "own-config");
   });
 
   it("starts its own emulators when none is given, and says when no setting names a config", async () => {
