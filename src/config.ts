@@ -64,6 +64,13 @@ export const SETTINGS = {
     schema: positiveInt("the *-requests queues' MaxDeliveryCount"),
     default: "2",
   },
+  /** How long a remote service's shared circuit breaker stays open before one probe call (doubling per failed probe). */
+  BREAKER_OPEN_SECONDS: { schema: positiveInt("seconds"), default: "10" },
+  /**
+   * How long an order may wait parked for an unavailable service before its attempts count as failures again
+   * (and it can end in Error, with an alert of its own).
+   */
+  OUTAGE_MAX_SECONDS: { schema: positiveInt("seconds"), default: "3600" },
   MAX_REQUEST_BYTES: { schema: positiveInt("bytes"), default: "65536" },
   STATUS_QUEUE_PREFIX: {
     schema: z
@@ -150,6 +157,8 @@ export interface AppConfig {
   retryBudgetPerStep: number;
   agentMaxAttempts: number;
   agentAttemptTimeoutSeconds: number;
+  breakerOpenSeconds: number;
+  outageMaxSeconds: number;
   agentRequestMaxDeliveryCount: number;
   maxRequestBytes: number;
   statusQueuePrefix: string;
@@ -310,6 +319,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     retryBudgetPerStep: n("RETRY_BUDGET_PER_STEP"),
     agentMaxAttempts: n("AGENT_MAX_ATTEMPTS"),
     agentAttemptTimeoutSeconds: n("AGENT_ATTEMPT_TIMEOUT_SECONDS"),
+    breakerOpenSeconds: n("BREAKER_OPEN_SECONDS"),
+    outageMaxSeconds: n("OUTAGE_MAX_SECONDS"),
     agentRequestMaxDeliveryCount: n("AGENT_REQUEST_MAX_DELIVERY_COUNT"),
     maxRequestBytes: n("MAX_REQUEST_BYTES"),
     statusQueuePrefix: s("STATUS_QUEUE_PREFIX"),

@@ -63,6 +63,8 @@ export async function handleAgentRequest(
 
   const result = await deps.remote(agent).call(payload.value.operation, payload.value.body, {
     idempotencyKey: request.idempotencyKey,
+    orderId: request.orderId,
+    log,
     deadline,
   });
   if (deps.now() >= deadline) {
@@ -94,7 +96,17 @@ export async function handleAgentRequest(
  * and the undo may need fields it holds, so the attempt fails and retries (and ends in Error, for an operator,
  * if the service keeps answering that way), instead of recording a success without them.
  */
-function replyOutcome(result: RemoteOutcome): Pick<AgentReply, "outcome" | "result" | "error"> {
+function replyOutcome(
+  result: RemoteOutcome,
+): Pick<AgentReply, "outcome" | "result" | "error" | "unavailableUntil"> {
+  if (result.outcome === "transient" && result.unavailableUntil && result.calls === 0) {
+    // No call was made: the Scheduler parks the order instead of counting a failure (src/domain/transitions/outage.ts).
+    return {
+      outcome: "transient",
+      error: { code: result.error.code, message: capText(result.error.message, MAX_ERROR_MESSAGE_LENGTH) },
+      unavailableUntil: result.unavailableUntil.toISOString(),
+    };
+  }
   if (result.outcome === "ok") {
     const size = jsonBytes(result.body);
     if (size <= MAX_RESULT_BYTES) return { outcome: "ok", result: result.body };

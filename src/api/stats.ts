@@ -1,13 +1,37 @@
 import type { HttpResponseInit } from "@azure/functions";
 import type { Dependencies } from "../app/dependencies";
+import { AGENT_NAMES, unavailableUntil } from "../domain";
 import type { Logger } from "../services/logger";
 import { json } from "./responses";
 
+/** Each remote service's shared circuit breaker, as an operator reads it: one point read per service. */
+async function serviceBreakers(deps: Pick<Dependencies, "breaker" | "now">) {
+  const now = deps.now();
+  return Promise.all(
+    AGENT_NAMES.map(async (service) => {
+      const record = await deps.breaker(service).current();
+      return {
+        service,
+        state: record.state,
+        /** Until when calls are refused (open, or a probe in flight); null when calls go through. */
+        unavailableUntil: unavailableUntil(record, now)?.toISOString() ?? null,
+        since: record.openedAt,
+        consecutiveFailures: record.failures,
+        failedProbes: record.failedProbes,
+        probe: record.probe,
+      };
+    }),
+  );
+}
+
 export async function statsRequest(
-  deps: Pick<Dependencies, "states" | "config" | "now">,
+  deps: Pick<Dependencies, "states" | "config" | "breaker" | "now">,
 ): Promise<HttpResponseInit> {
-  const counts = await deps.states.countByState();
-  const oldestPending = await deps.states.oldestPendingCreatedAt();
+  const [counts, oldestPending, services] = await Promise.all([
+    deps.states.countByState(),
+    deps.states.oldestPendingCreatedAt(),
+    serviceBreakers(deps),
+  ]);
   const now = deps.now();
   return json(200, {
     counts,
@@ -18,6 +42,7 @@ export async function statsRequest(
     oldestPendingAgeSeconds: oldestPending
       ? Math.max(0, (now.getTime() - Date.parse(oldestPending)) / 1000)
       : null,
+    services,
     at: now.toISOString(),
   });
 }

@@ -5,7 +5,8 @@ import { HealthProbe } from "../services/health";
 import { LeaseManager } from "../services/lease";
 import { Notifications } from "../services/notifications";
 import { OrderStore } from "../services/orderStore";
-import { RemoteServiceClient, breakerFor } from "../services/remoteService";
+import { ServiceBreaker } from "../services/breaker";
+import { RemoteServiceClient } from "../services/remoteService";
 import { Messaging, createServiceBusClient } from "../services/serviceBus";
 import { StateStore } from "../services/stateStore";
 import { appWorkflows } from "./workflows";
@@ -26,6 +27,8 @@ export interface Dependencies {
   health: HealthProbe;
   workflows: WorkflowRegistry;
   remote(agent: AgentName): RemoteServiceClient;
+  /** The shared circuit breaker of each remote service (one record per service in the leases container). */
+  breaker(agent: AgentName): ServiceBreaker;
   now(): Date;
   /** Closes the SDK clients: for tests and tools that build their own, never needed by the host. */
   close(): Promise<void>;
@@ -40,13 +43,36 @@ export function createDependencies(
   const messaging = new Messaging(serviceBus, config.statusQueues);
   const now = () => new Date();
   const remotes = new Map<AgentName, RemoteServiceClient>();
+  const breakers = new Map<AgentName, ServiceBreaker>();
+  const states = new StateStore(containers.state);
+  const notifications = new Notifications(messaging, now);
+  const breaker = (agent: AgentName): ServiceBreaker => {
+    let b = breakers.get(agent);
+    if (!b) {
+      b = new ServiceBreaker(agent, {
+        container: containers.leases,
+        settings: {
+          openSeconds: config.breakerOpenSeconds,
+          callTimeoutSeconds: config.agentAttemptTimeoutSeconds,
+        },
+        notifications,
+        counts: {
+          waiting: () => states.count(["Pending", "Processing", "CompensationPending", "Compensating"]),
+          parked: () => states.countParked(),
+        },
+        now,
+      });
+      breakers.set(agent, b);
+    }
+    return b;
+  };
   return {
     config,
-    states: new StateStore(containers.state),
+    states,
     orders: new OrderStore(containers.orders),
     leases: new LeaseManager(containers.leases),
     messaging,
-    notifications: new Notifications(messaging, now),
+    notifications,
     health: new HealthProbe(containers.client, config.cosmosDatabase, serviceBus),
     workflows,
     remote(agent) {
@@ -55,12 +81,13 @@ export function createDependencies(
         client = new RemoteServiceClient(config.serviceUrls[agent], {
           maxAttempts: config.agentMaxAttempts,
           attemptTimeoutMs: config.agentAttemptTimeoutSeconds * 1000,
-          breaker: breakerFor(agent),
+          breaker: breaker(agent),
         });
         remotes.set(agent, client);
       }
       return client;
     },
+    breaker,
     now,
     async close() {
       await messaging.close();

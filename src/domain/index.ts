@@ -8,5 +8,6 @@ export * from "./replyCheck";
 export * from "./retryBudget";
 export * from "./latencyBudget";
 export * from "./leases";
+export * from "./breaker";
 export * from "./transitionTable";
 export * from "./transitions";

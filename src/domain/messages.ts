@@ -11,6 +11,8 @@ import {
   stepKindSchema,
 } from "./ids";
 import { isoTimestamp, MAX_REASON_LENGTH } from "./validation";
+import { SERVICE_ALERT_KINDS } from "./breaker";
+import { agentNameSchema } from "./workflow";
 
 /** Largest agent result (JSON) a reply may carry: it is stored in the state record, which must stay small. */
 export const MAX_RESULT_BYTES = 16_384;
@@ -113,10 +115,19 @@ export const agentReplySchema = addressed(
         })
         .optional(),
       error: agentErrorSchema.optional(),
+      /**
+       * Only on a transient reply for which the agent made no call at all, the service's shared circuit breaker
+       * being open: until when it refuses calls. The Scheduler then parks the order instead of counting a failure.
+       */
+      unavailableUntil: isoTimestamp.optional(),
     })
     .refine((reply) => reply.outcome === "ok" || reply.error !== undefined, {
       error: "a transient or permanent reply must carry error {code, message}",
       path: ["error"],
+    })
+    .refine((reply) => reply.unavailableUntil === undefined || reply.outcome === "transient", {
+      error: "only a transient reply may say until when the service is unavailable",
+      path: ["unavailableUntil"],
     }),
 );
 export type AgentReply = z.infer<typeof agentReplySchema>;
@@ -128,9 +139,12 @@ export const ALERT_KINDS = [
   "OrderConflict",
   "InvalidMessage",
   "UnknownWorkflow",
+  ...SERVICE_ALERT_KINDS,
 ] as const;
 export const alertSchema = z.strictObject({
   kind: z.enum(ALERT_KINDS),
+  /** The remote service a ServiceUnavailable or ServiceRecovered alert is about (orderId is null then). */
+  service: agentNameSchema.optional(),
   orderId: z.string().nullable(),
   processState: processStateSchema.nullable(),
   reason: z.string().max(MAX_REASON_LENGTH),

@@ -147,6 +147,11 @@ export const stateRecordSchema = z.looseObject({
   fingerprint: z.string().min(1),
   lastError: errorInfoSchema.nullable(),
   compensationRequest: compensationRequestSchema.nullable(),
+  /**
+   * When the order was first parked or deferred because a service it needs was unavailable (its breaker open);
+   * null once a step succeeds again. An order waiting longer than OUTAGE_MAX_SECONDS counts its failures again.
+   */
+  parkedSince: isoTimestamp.nullable().default(null),
   /** The last alert a transition decided; null until one is. */
   alert: decidedAlertSchema.nullable().default(null),
   history: z.array(historyEntrySchema).max(HISTORY_LIMIT),

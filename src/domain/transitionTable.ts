@@ -119,6 +119,28 @@ export const TRANSITIONS: readonly TransitionSpec[] = [
       "completeBy passed and lockedBy as read: failures+1; retryAt = now + backoff, or past SUPERVISOR_MAX_FAILURES Error / CompensationFailed + alert",
   },
   {
+    transition: "parkForOutage",
+    actor: "scheduler",
+    fenced: true,
+    edges: [
+      ["Processing", "Pending"],
+      ["Compensating", "CompensationPending"],
+    ],
+    summary:
+      "the agent made no call, the service's breaker being open: lock released, retryAt = the probe time + jitter, failure counts unchanged, parkedSince kept",
+  },
+  {
+    transition: "deferForOutage",
+    actor: "starter",
+    fenced: false,
+    edges: [
+      ["Pending", "Pending"],
+      ["CompensationPending", "CompensationPending"],
+    ],
+    summary:
+      "due, but the next step's service is sure to refuse: not claimed, retryAt = the probe time + jitter",
+  },
+  {
     transition: "requestCompensation",
     actor: "policy",
     fenced: false,

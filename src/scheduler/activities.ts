@@ -16,6 +16,10 @@ import {
   compensationStepFailed,
   idempotencyKeyFor,
   nextStepIndex,
+  outageOutlasted,
+  parkForOutage,
+  unchanged,
+  type ParkContext,
   nextUndoIndex,
   processed,
   refuse,
@@ -185,7 +189,17 @@ export async function recordReply(
         ? decide(r)
         : refuse(r, "recordReply", "UnknownRequest", verdict.reason);
     });
-  const error = reply.error ?? { code: "Unknown", message: "no error given" };
+  let error = reply.error ?? { code: "Unknown", message: "no error given" };
+
+  if (reply.outcome === "transient" && reply.unavailableUntil !== undefined) {
+    const parked = await parkIfUnavailable(
+      deps,
+      { ...base, error, until: new Date(reply.unavailableUntil) },
+      apply,
+    );
+    if (parked.kind === "parked") return parked.next;
+    error = parked.error;
+  }
 
   if (reply.kind === "do") {
     if (reply.outcome === "ok") {
@@ -254,6 +268,39 @@ export async function recordReply(
     return { kind: "finished", processState: "CompensationFailed" };
   }
   return { kind: "stop", reason: `transient undo failure: ${error.code}` };
+}
+
+/**
+ * The agent made no call, its service's breaker being open: park the order until the probe time without counting a
+ * failure, unless it has waited for services longer than OUTAGE_MAX_SECONDS; then undefined, and the reply is
+ * recorded as the transient failure it is, which the Supervisor counts.
+ */
+async function parkIfUnavailable(
+  deps: SchedulerDependencies,
+  ctx: ParkContext,
+  apply: (decide: (r: StateRecord) => TransitionResult) => Promise<StoreOutcome>,
+): Promise<{ kind: "parked"; next: AfterReply } | { kind: "outlasted"; error: ParkContext["error"] }> {
+  let outlasted = false;
+  const outcome = await apply((r) => {
+    outlasted = outageOutlasted(r, ctx.now, deps.config.outageMaxSeconds);
+    return outlasted ? unchanged(r) : parkForOutage(r, ctx);
+  });
+  if (outlasted) {
+    const max = deps.config.outageMaxSeconds;
+    return {
+      kind: "outlasted",
+      error: {
+        code: ctx.error.code,
+        message: `${ctx.error.message}; waited for services over OUTAGE_MAX_SECONDS=${max}: the attempt counts as failed`,
+      },
+    };
+  }
+  if (outcome.kind === "written")
+    return { kind: "parked", next: { kind: "stop", reason: `parked until ${outcome.record.retryAt}` } };
+  return {
+    kind: "parked",
+    next: { kind: "stop", reason: outcome.kind === "unchanged" ? "duplicate" : fenced(outcome).reason },
+  };
 }
 
 /**

@@ -1,5 +1,17 @@
 import type { Dependencies } from "../app/dependencies";
-import { claim, STARTER_LEASE, STARTER_LEASE_SECONDS } from "../domain";
+import {
+  BREAKER,
+  claim,
+  deferForOutage,
+  nextStepIndex,
+  nextUndoIndex,
+  outageOutlasted,
+  STARTER_LEASE,
+  STARTER_LEASE_SECONDS,
+  unavailableUntil,
+  type AgentName,
+  type StateRecord,
+} from "../domain";
 import type { Logger } from "../services/logger";
 
 /** Starts the orchestration of a claimed attempt (the durable client's startNew, in the app). */
@@ -11,6 +23,14 @@ export interface StarterReport {
   claimed: number;
   started: number;
   skipped: number;
+  /** Due, but not claimed: the service their next step needs is unavailable (its breaker open). */
+  deferred: number;
+}
+
+/** The service an order's next move (step or undo) calls; undefined when nothing is left to call. */
+function nextService(record: StateRecord): AgentName | undefined {
+  const index = record.processState === "CompensationPending" ? nextUndoIndex(record) : nextStepIndex(record);
+  return index === -1 ? undefined : record.steps[index]?.agent;
 }
 
 /**
@@ -19,14 +39,19 @@ export interface StarterReport {
  * Claimers take turns through a short lease, so the timer and the after-submission fast path cannot both claim
  * up to the limit at once. A claim whose start is lost (crash between claim and startNew) expires at its claim
  * deadline and the Supervisor recovers it.
+ *
+ * Admission control also spares the remote services: an order whose next step needs a service whose shared breaker
+ * is open is not claimed (that attempt would fail fast) but deferred to the probe time; when the probe time comes,
+ * one order per service is claimed to make the probe and the others wait for its outcome. An order that has waited
+ * longer than OUTAGE_MAX_SECONDS is claimed anyway, so its attempt fails and counts.
  */
 export async function claimAndStart(
-  deps: Pick<Dependencies, "config" | "states" | "leases" | "now">,
+  deps: Pick<Dependencies, "config" | "states" | "leases" | "breaker" | "now">,
   log: Logger,
   start: StartAttempt,
   holder: string,
 ): Promise<StarterReport> {
-  const report: StarterReport = { ran: false, capacity: 0, claimed: 0, started: 0, skipped: 0 };
+  const report: StarterReport = { ran: false, capacity: 0, claimed: 0, started: 0, skipped: 0, deferred: 0 };
   const lease = await deps.leases.tryAcquire(STARTER_LEASE, holder, STARTER_LEASE_SECONDS, deps.now());
   if (!lease.acquired) return report;
   report.ran = true;
@@ -36,7 +61,17 @@ export async function claimAndStart(
     if (report.capacity === 0) return report;
     const now = deps.now();
     const due = await deps.states.findClaimable(now, report.capacity);
+    const probers = await chooseProbers(deps, due.items, now);
     for (const record of due.items) {
+      const wait = await waitForService(deps, record, now, probers);
+      if (wait) {
+        const deferred = await deps.states.applyIfUnchanged(record, (r) =>
+          deferForOutage(r, { now, until: wait.until, service: wait.service }),
+        );
+        if (deferred.kind === "written") report.deferred++;
+        else report.skipped++;
+        continue;
+      }
       const outcome = await deps.states.applyIfUnchanged(record, (r) =>
         claim(r, { now, claimTimeoutSeconds: deps.config.claimTimeoutSeconds }),
       );
@@ -55,10 +90,61 @@ export async function claimAndStart(
         );
       }
     }
-    if (report.claimed > 0)
-      log.log(`starter: claimed ${report.claimed}, started ${report.started}, capacity ${report.capacity}`);
+    if (report.claimed > 0 || report.deferred > 0)
+      log.log(
+        `starter: claimed ${report.claimed}, started ${report.started}, capacity ${report.capacity}` +
+          (report.deferred > 0 ? `, deferred ${report.deferred} (service unavailable)` : ""),
+      );
     return report;
   } finally {
     await deps.leases.release(STARTER_LEASE, holder);
   }
+}
+
+/** The services whose breaker is due for its probe, with the one due order of each that makes it. */
+type Probers = Map<AgentName, string>;
+
+/**
+ * For each service whose breaker is due for a probe, the due order that makes it: the one with the fewest failures
+ * (then the oldest), because a failed probe counts against the order that made it, and the orders that first ran
+ * into the outage have already paid.
+ */
+async function chooseProbers(
+  deps: Pick<Dependencies, "breaker">,
+  due: readonly StateRecord[],
+  now: Date,
+): Promise<Probers> {
+  const best = new Map<AgentName, StateRecord>();
+  const failures = (r: StateRecord) =>
+    r.processState === "CompensationPending" ? r.compensationFailureCount : r.failureCount;
+  for (const record of due) {
+    const service = nextService(record);
+    if (!service) continue;
+    const breaker = await deps.breaker(service).current();
+    if (breaker.state === "closed" || unavailableUntil(breaker, now) !== null) continue;
+    const current = best.get(service);
+    if (!current || failures(record) < failures(current)) best.set(service, record);
+  }
+  return new Map([...best].map(([service, record]) => [service, record.orderId]));
+}
+
+/**
+ * Whether `record` must wait for its next service, and until when: while the breaker refuses calls, or, when it
+ * is due for its probe, unless this order makes it (the others wait a call's timeout for the probe's outcome).
+ */
+async function waitForService(
+  deps: Pick<Dependencies, "config" | "breaker">,
+  record: StateRecord,
+  now: Date,
+  probers: Probers,
+): Promise<{ service: AgentName; until: Date } | undefined> {
+  const service = nextService(record);
+  if (!service || outageOutlasted(record, now, deps.config.outageMaxSeconds)) return undefined;
+  const breaker = deps.breaker(service);
+  const until = await breaker.unavailableUntil();
+  if (until) return { service, until };
+  const prober = probers.get(service);
+  if (prober === undefined || prober === record.orderId) return undefined;
+  const probeWindow = (deps.config.agentAttemptTimeoutSeconds + BREAKER.probeMarginSeconds) * 1000;
+  return { service, until: new Date(now.getTime() + probeWindow) };
 }

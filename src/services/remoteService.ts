@@ -1,25 +1,32 @@
 import {
-  BrokenCircuitError,
-  ConsecutiveBreaker,
   ExponentialBackoff,
   TaskCancelledError,
   TimeoutStrategy,
-  circuitBreaker,
   handleWhen,
   retry,
   timeout,
   wrap,
-  type CircuitBreakerPolicy,
 } from "cockatiel";
 import { AGENT_BACKOFF } from "../domain";
+import type { CallAdmission } from "./breaker";
+import type { Logger } from "./logger";
 
 export type RemoteOutcome =
   | { outcome: "ok"; status: number; body: unknown; calls: number }
   | { outcome: "permanent"; status: number; error: { code: string; message: string }; calls: number }
-  | { outcome: "transient"; error: { code: string; message: string }; calls: number };
+  | {
+      outcome: "transient";
+      error: { code: string; message: string };
+      calls: number;
+      /** Set when the service's circuit breaker refused the last call: until when it refuses calls. */
+      unavailableUntil?: Date;
+    };
 
 export interface RemoteCallOptions {
   idempotencyKey: string;
+  /** The order the call is for: the circuit breaker opens only on failures from several orders. */
+  orderId: string;
+  log: Logger;
   /** The step's completeBy: no call starts after it, and no attempt runs past it. */
   deadline: Date;
 }
@@ -31,8 +38,18 @@ export interface RemoteServiceOptions {
   /** First retry delay; later ones grow exponentially with decorrelated jitter. */
   initialBackoffMs?: number;
   maxBackoffMs?: number;
-  breaker: CircuitBreakerPolicy;
+  breaker: CallGate;
   now?: () => Date;
+}
+
+/**
+ * The circuit breaker as the client sees it (src/services/breaker.ts, shared by every instance): asked before each
+ * call, told how each call ended.
+ */
+export interface CallGate {
+  admit(orderId: string, log: Logger): Promise<CallAdmission>;
+  onFailure(orderId: string, log: Logger): Promise<void>;
+  onSuccess(log: Logger): Promise<void>;
 }
 
 /** A response the retry layer may retry: 408, 429 and 5xx. */
@@ -50,24 +67,11 @@ class DeadlinePassedError extends Error {}
 
 const isTransientStatus = (status: number): boolean => status === 408 || status === 429 || status >= 500;
 
-/**
- * One circuit breaker per remote service and process, shared by every invocation: it exists to stop a whole
- * instance from hammering a service that is down. Five consecutive failures open it for ten seconds.
- */
-const breakers = new Map<string, CircuitBreakerPolicy>();
-export function breakerFor(service: string): CircuitBreakerPolicy {
-  let breaker = breakers.get(service);
-  if (!breaker) {
-    breaker = circuitBreaker(
-      handleWhen((e) => !(e instanceof DeadlinePassedError)),
-      {
-        halfOpenAfter: 10_000,
-        breaker: new ConsecutiveBreaker(5),
-      },
-    );
-    breakers.set(service, breaker);
+/** The service's circuit breaker is open: no call was made. */
+class ServiceUnavailableError extends Error {
+  constructor(readonly until: Date) {
+    super(`circuit breaker open until ${until.toISOString()}`);
   }
-  return breaker;
 }
 
 function errorBody(body: unknown, fallback: string): { code: string; message: string } {
@@ -80,8 +84,8 @@ function errorBody(body: unknown, fallback: string): { code: string; message: st
 
 /**
  * Calls one remote service operation with the step's idempotency key, through cockatiel: retries with
- * exponential back-off and jitter that never start a call after the deadline, a circuit breaker per service,
- * and a timeout per attempt. Classifies the result for the agent's reply: 2xx ok, other 4xx permanent (a
+ * exponential back-off and jitter that never start a call after the deadline, the service's shared circuit
+ * breaker asked before each call, and a timeout per attempt. Classifies the result for the agent's reply: 2xx ok, other 4xx permanent (a
  * business refusal; retrying cannot change it), 408/429/5xx, timeouts, network errors and an open circuit
  * transient.
  */
@@ -96,7 +100,7 @@ export class RemoteServiceClient {
     let calls = 0;
     const policy = wrap(
       retry(
-        handleWhen((e) => !(e instanceof BrokenCircuitError) && !(e instanceof DeadlinePassedError)),
+        handleWhen((e) => !(e instanceof ServiceUnavailableError) && !(e instanceof DeadlinePassedError)),
         {
           maxAttempts: this.options.maxAttempts - 1,
           backoff: new ExponentialBackoff({
@@ -105,7 +109,6 @@ export class RemoteServiceClient {
           }),
         },
       ),
-      this.options.breaker,
       timeout(this.options.attemptTimeoutMs, TimeoutStrategy.Aggressive),
     );
     const url = `${this.baseUrl.replace(/\/$/, "")}/${operation}`;
@@ -113,22 +116,31 @@ export class RemoteServiceClient {
       const response = await policy.execute(async ({ signal }) => {
         const remaining = call.deadline.getTime() - now().getTime();
         if (remaining <= 0) throw new DeadlinePassedError("deadline passed before the call");
+        const admission = await this.options.breaker.admit(call.orderId, call.log);
+        if (!admission.allowed) throw new ServiceUnavailableError(admission.until);
         calls++;
-        const res = await fetch(url, {
-          method: "POST",
-          headers: { "content-type": "application/json", "idempotency-key": call.idempotencyKey },
-          body: JSON.stringify(body),
-          signal: AbortSignal.any([signal, AbortSignal.timeout(remaining)]),
-        });
-        const text = await res.text();
-        let parsed: unknown = text;
         try {
-          parsed = text ? JSON.parse(text) : null;
-        } catch {
-          // A non-JSON body is kept as text for the error message.
+          const res = await fetch(url, {
+            method: "POST",
+            headers: { "content-type": "application/json", "idempotency-key": call.idempotencyKey },
+            body: JSON.stringify(body),
+            signal: AbortSignal.any([signal, AbortSignal.timeout(remaining)]),
+          });
+          const text = await res.text();
+          let parsed: unknown = text;
+          try {
+            parsed = text ? JSON.parse(text) : null;
+          } catch {
+            // A non-JSON body is kept as text for the error message.
+          }
+          if (isTransientStatus(res.status)) throw new TransientHttpError(res.status, parsed);
+          await this.options.breaker.onSuccess(call.log);
+          return { status: res.status, body: parsed };
+        } catch (error) {
+          // Timeouts and network errors count like 5xx: the breaker cannot tell them from an outage.
+          await this.options.breaker.onFailure(call.orderId, call.log);
+          throw error;
         }
-        if (isTransientStatus(res.status)) throw new TransientHttpError(res.status, parsed);
-        return { status: res.status, body: parsed };
       });
       if (response.status >= 200 && response.status < 300) {
         return { outcome: "ok", status: response.status, body: response.body, calls };
@@ -140,14 +152,19 @@ export class RemoteServiceClient {
         calls,
       };
     } catch (error) {
-      return { outcome: "transient", error: describeTransient(error), calls };
+      return {
+        outcome: "transient",
+        error: describeTransient(error),
+        calls,
+        ...(error instanceof ServiceUnavailableError ? { unavailableUntil: error.until } : {}),
+      };
     }
   }
 }
 
 function describeTransient(error: unknown): { code: string; message: string } {
   if (error instanceof TransientHttpError) return errorBody(error.body, `HTTP${error.status}`);
-  if (error instanceof BrokenCircuitError) return { code: "CircuitOpen", message: "circuit breaker is open" };
+  if (error instanceof ServiceUnavailableError) return { code: "CircuitOpen", message: error.message };
   if (error instanceof DeadlinePassedError) return { code: "DeadlinePassed", message: error.message };
   if (error instanceof TaskCancelledError) return { code: "Timeout", message: "attempt timed out" };
   const e = error as { name?: string; message?: string; cause?: { code?: string } };

@@ -272,6 +272,18 @@ export class StateStore {
     return resources.reduce((sum, n) => sum + n, 0);
   }
 
+  /** Orders waiting, parked or deferred, for a service that was unavailable: the number a recovery alert gives. */
+  async countParked(): Promise<number> {
+    const { resources } = await this.container.items
+      .query<number>({
+        query:
+          "SELECT VALUE COUNT(1) FROM c WHERE ARRAY_CONTAINS(@states, c.processState) AND IS_STRING(c.parkedSince)",
+        parameters: [{ name: "@states", value: [...CLAIMABLE_STATES] }],
+      })
+      .fetchAll();
+    return resources.reduce((sum, n) => sum + n, 0);
+  }
+
   /** Creation time of the oldest Pending record: how long the backlog has been waiting. */
   async oldestPendingCreatedAt(): Promise<string | undefined> {
     const { resources } = await this.container.items.query<string>(STATE_QUERIES.oldestPending).fetchAll();

@@ -1,5 +1,11 @@
 import type { Dependencies } from "../app/dependencies";
-import { ALERT_RESEND_AFTER_SECONDS, expire, SUPERVISOR_LEASE, type ProcessState } from "../domain";
+import {
+  AGENT_NAMES,
+  ALERT_RESEND_AFTER_SECONDS,
+  expire,
+  SUPERVISOR_LEASE,
+  type ProcessState,
+} from "../domain";
 import { sendDecidedAlert } from "../services/decidedAlerts";
 import type { Logger } from "../services/logger";
 
@@ -21,7 +27,7 @@ export interface SweepReport {
 
 /** Sends the alerts that records decided but no one sent (the deciding process died between write and send). */
 async function resendUnsentAlerts(
-  deps: Pick<Dependencies, "config" | "states" | "notifications" | "now">,
+  deps: Pick<Dependencies, "config" | "states" | "notifications" | "breaker" | "now">,
   log: Logger,
   now: Date,
 ): Promise<number> {
@@ -31,7 +37,11 @@ async function resendUnsentAlerts(
     log.warn(`supervisor: alert ${record.alert!.messageId} was decided but not sent; sending it now`);
     await sendDecidedAlert(deps, log, record, "supervisor");
   }
-  return unsent.length;
+  // The services' outage alerts, decided on their breaker records: one point read per service.
+  let services = 0;
+  for (const agent of AGENT_NAMES)
+    services += await deps.breaker(agent).resendUnsentAlerts(log, decidedBefore);
+  return unsent.length + services;
 }
 
 /**
@@ -41,7 +51,7 @@ async function resendUnsentAlerts(
  * paged with continuation tokens, because it fans out to every partition.
  */
 export async function sweep(
-  deps: Pick<Dependencies, "config" | "states" | "leases" | "notifications" | "now">,
+  deps: Pick<Dependencies, "config" | "states" | "leases" | "notifications" | "breaker" | "now">,
   log: Logger,
   holder: string,
 ): Promise<SweepReport> {

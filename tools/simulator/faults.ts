@@ -11,6 +11,8 @@ export interface Fault extends FaultSpec {
   remaining: number | null;
   /** How many calls this fault decided (or delayed). */
   hits: number;
+  /** The same, per order: how hard each order's calls hit an outage. */
+  hitsByOrder: Record<string, number>;
 }
 
 export interface FaultDecision {
@@ -36,13 +38,14 @@ export class FaultRegistry {
       createdAt: now.toISOString(),
       remaining: spec.count ?? null,
       hits: 0,
+      hitsByOrder: {},
     };
     this.faults.push(fault);
     return fault;
   }
 
   list(): Fault[] {
-    return this.faults.map((f) => ({ ...f }));
+    return this.faults.map((f) => ({ ...f, hitsByOrder: { ...f.hitsByOrder } }));
   }
 
   remove(id: string): boolean {
@@ -63,6 +66,7 @@ export class FaultRegistry {
       if (fault.kind !== "latency" && decision.outcome) continue;
       if (!this.fires(fault)) continue;
       fault.hits += 1;
+      fault.hitsByOrder[orderId] = (fault.hitsByOrder[orderId] ?? 0) + 1;
       if (fault.remaining !== null) fault.remaining -= 1;
       if (fault.kind === "latency") decision.delayMs += fault.latencyMs ?? DEFAULT_LATENCY_MS;
       else decision.outcome = fault as FaultDecision["outcome"];

@@ -56,6 +56,8 @@ export function requestCompensation(
       draft.retryAt = null;
       // An operator cancelling an Error order has it in hand: an alert left unsent would only repeat it.
       draft.alert = null;
+      // The undo gets its own OUTAGE_MAX_SECONDS: the forward steps' wait is not held against it.
+      draft.parkedSince = null;
       draft.processState = nextUndoIndex(draft) === -1 ? "Compensated" : "CompensationPending";
     },
   );
@@ -139,6 +141,7 @@ export function compensationStepDone(
       undo.completedAt = ctx.now.toISOString();
       undo.result = ctx.result ?? null;
       undo.lastError = null;
+      draft.parkedSince = null;
     },
   );
 }

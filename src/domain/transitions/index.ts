@@ -6,3 +6,4 @@ export * from "./compensation";
 export * from "./supervisor";
 export * from "./operator";
 export * from "./alerts";
+export * from "./outage";

@@ -31,6 +31,7 @@ export function operatorRetry(record: StateRecord, ctx: OperatorContext): Transi
       draft.retryAt = null;
       // The operator has the order in hand: an alert a crash left unsent would only announce what they are fixing.
       draft.alert = null;
+      draft.parkedSince = null;
       if (forward) {
         draft.processState = "Pending";
         draft.failureCount = 0;

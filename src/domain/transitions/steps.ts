@@ -103,6 +103,8 @@ export function stepSucceeded(record: StateRecord, ctx: StepSuccessContext): Tra
     s.result = ctx.result ?? null;
     s.compensation = ctx.compensation ?? null;
     s.lastError = null;
+    // The service answered: whatever outage the order waited out is over for it.
+    draft.parkedSince = null;
   });
 }
 

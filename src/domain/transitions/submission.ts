@@ -21,6 +21,7 @@ export function submit(order: Order, ctx: SubmitContext): StateRecord {
     retryAt: null,
     failureCount: 0,
     compensationFailureCount: 0,
+    parkedSince: null,
     attempt: 0,
     steps: ctx.workflow.steps.map((s) => ({
       name: s.name,

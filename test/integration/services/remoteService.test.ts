@@ -1,10 +1,10 @@
 /**
  * The agents' remote call through cockatiel against the simulator over real HTTP: classification, retries inside
- * the deadline, the circuit breaker, and idempotent replays after a lost response.
+ * the deadline, and idempotent replays after a lost response. The shared circuit breaker, which needs the state
+ * store, has its own tests (breaker.test.ts); here every call is let through and counted.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { ConsecutiveBreaker, circuitBreaker, handleAll } from "cockatiel";
-import { RemoteServiceClient, breakerFor } from "../../../src/services/remoteService";
+import { RemoteServiceClient, type CallGate } from "../../../src/services/remoteService";
 import { startSimulator, type Simulator } from "../../../tools/simulator";
 
 let sim: Simulator;
@@ -16,7 +16,24 @@ beforeAll(async () => {
 afterAll(() => sim.stop());
 beforeEach(() => sim.reset());
 
-/** A fresh breaker per client, so that one test's failures do not open the circuit for the next. */
+/** A gate that lets every call through and counts what it was told. */
+function countingGate(): CallGate & { failures: number; successes: number } {
+  const gate = {
+    failures: 0,
+    successes: 0,
+    admit: async () => ({ allowed: true as const }),
+    onFailure: async () => {
+      gate.failures++;
+    },
+    onSuccess: async () => {
+      gate.successes++;
+    },
+  };
+  return gate;
+}
+
+const log = { log() {}, warn() {}, error() {} };
+
 function client(
   service: "inventory" | "payment" | "shipping",
   overrides: Partial<ConstructorParameters<typeof RemoteServiceClient>[1]> = {},
@@ -26,7 +43,7 @@ function client(
     attemptTimeoutMs: 500,
     initialBackoffMs: 10,
     maxBackoffMs: 50,
-    breaker: circuitBreaker(handleAll, { halfOpenAfter: 60_000, breaker: new ConsecutiveBreaker(100) }),
+    breaker: countingGate(),
     ...overrides,
   });
 }
@@ -39,7 +56,7 @@ describe("RemoteServiceClient", () => {
     const outcome = await client("payment").call(
       "charge",
       { orderId: "ORD-A", amount: 20, currency: "EUR" },
-      { idempotencyKey: key(), deadline: inSeconds(5) },
+      { idempotencyKey: key(), orderId: "ORD", log, deadline: inSeconds(5) },
     );
     expect(outcome).toMatchObject({
       outcome: "ok",
@@ -53,7 +70,7 @@ describe("RemoteServiceClient", () => {
     const outcome = await client("payment").call(
       "charge",
       { orderId: "ORD-B", amount: 500, currency: "EUR" },
-      { idempotencyKey: key(), deadline: inSeconds(5) },
+      { idempotencyKey: key(), orderId: "ORD", log, deadline: inSeconds(5) },
     );
     expect(outcome).toMatchObject({
       outcome: "permanent",
@@ -71,6 +88,8 @@ describe("RemoteServiceClient", () => {
       { orderId: "ORD-C", amount: 5, currency: "EUR" },
       {
         idempotencyKey: k,
+        orderId: "ORD-C",
+        log,
         deadline: inSeconds(5),
       },
     );
@@ -83,7 +102,7 @@ describe("RemoteServiceClient", () => {
     const outcome = await client("inventory", { maxAttempts: 4 }).call(
       "reserve",
       { orderId: "ORD-D", items: [{ sku: "SKU-1", quantity: 1 }] },
-      { idempotencyKey: key(), deadline: inSeconds(5) },
+      { idempotencyKey: key(), orderId: "ORD", log, deadline: inSeconds(5) },
     );
     expect(outcome).toMatchObject({ outcome: "transient", calls: 4 });
     expect(outcome.outcome === "transient" && outcome.error.code).toBeTruthy();
@@ -98,7 +117,7 @@ describe("RemoteServiceClient", () => {
         orderId: "ORD-E",
         address: { line1: "1 Main St", city: "Berlin", postalCode: "10115", country: "DE" },
       },
-      { idempotencyKey: key(), deadline: new Date(Date.now() + 400) },
+      { idempotencyKey: key(), orderId: "ORD", log, deadline: new Date(Date.now() + 400) },
     );
     expect(outcome).toMatchObject({ outcome: "transient" });
     // Every call started before the deadline: at most 400 ms / (150 ms timeout) + 1.
@@ -112,11 +131,15 @@ describe("RemoteServiceClient", () => {
     const body = { orderId: "ORD-F", amount: 7, currency: "EUR" };
     const first = await client("payment", { maxAttempts: 1 }).call("charge", body, {
       idempotencyKey: k,
+      orderId: "ORD-F",
+      log,
       deadline: inSeconds(5),
     });
     expect(first.outcome).toBe("transient");
     const second = await client("payment").call("charge", body, {
       idempotencyKey: k,
+      orderId: "ORD-F",
+      log,
       deadline: inSeconds(5),
     });
     expect(second).toMatchObject({ outcome: "ok" });
@@ -125,19 +148,20 @@ describe("RemoteServiceClient", () => {
     expect(entries[0]).toMatchObject({ applied: true, requests: 2 });
   });
 
-  it("opens the circuit after consecutive failures and then fails fast without calling", async () => {
-    sim.injectFault({ service: "inventory", kind: "transient", count: 1000 });
-    const breaker = circuitBreaker(handleAll, { halfOpenAfter: 60_000, breaker: new ConsecutiveBreaker(3) });
-    const c = client("inventory", { maxAttempts: 3, breaker });
-    const body = { orderId: "ORD-G", items: [{ sku: "SKU-1", quantity: 1 }] };
-    const first = await c.call("reserve", body, { idempotencyKey: key(), deadline: inSeconds(5) });
-    expect(first).toMatchObject({ outcome: "transient", calls: 3 });
-    const second = await c.call("reserve", body, { idempotencyKey: key(), deadline: inSeconds(5) });
-    expect(second).toMatchObject({ outcome: "transient", calls: 0, error: { code: "CircuitOpen" } });
-  });
-
-  it("keeps one breaker per service", () => {
-    expect(breakerFor("payment")).toBe(breakerFor("payment"));
-    expect(breakerFor("payment")).not.toBe(breakerFor("shipping"));
+  it("tells the breaker of every call: failures (5xx, timeouts) and successes (2xx, 4xx refusals)", async () => {
+    sim.injectFault({ service: "payment", operation: "charge", kind: "transient", count: 2 });
+    const gate = countingGate();
+    const c = client("payment", { breaker: gate });
+    await c.call(
+      "charge",
+      { orderId: "ORD-H", amount: 5, currency: "EUR" },
+      { idempotencyKey: key(), orderId: "ORD-H", log, deadline: inSeconds(5) },
+    );
+    await c.call(
+      "charge",
+      { orderId: "ORD-I", amount: 500, currency: "EUR" },
+      { idempotencyKey: key(), orderId: "ORD-I", log, deadline: inSeconds(5) },
+    );
+    expect(gate).toMatchObject({ failures: 2, successes: 2 });
   });
 });

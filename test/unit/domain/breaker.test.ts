@@ -1,0 +1,118 @@
+/** The shared circuit breaker's state machine: when it opens, who probes, when it closes, what it alerts. */
+import { describe, expect, it } from "vitest";
+import {
+  admit,
+  BREAKER,
+  breakerAlertSent,
+  closedBreaker,
+  openSeconds,
+  recordFailure,
+  recordSuccess,
+  unavailableUntil,
+  unsentAlerts,
+  type BreakerRecord,
+} from "../../../src/domain";
+import { at } from "../../support/domain";
+
+const settings = { openSeconds: 10, callTimeoutSeconds: 1 };
+
+/** Fails `calls` calls in a row, from the orders named in turn. */
+function failCalls(record: BreakerRecord, orders: string[], calls: number, t = 0): BreakerRecord {
+  let r = record;
+  for (let i = 0; i < calls; i++) r = recordFailure(r, orders[i % orders.length]!, at(t), settings, 7) ?? r;
+  return r;
+}
+
+const opened = () => failCalls(closedBreaker("payment", at(0)), ["A", "B", "C"], BREAKER.failureThreshold);
+
+describe("the shared circuit breaker", () => {
+  it("opens after the threshold of consecutive failures from several orders, deciding one ServiceUnavailable", () => {
+    const before = failCalls(closedBreaker("payment", at(0)), ["A", "B", "C"], BREAKER.failureThreshold - 1);
+    expect(before.state).toBe("closed");
+    const open = opened();
+    expect(open).toMatchObject({
+      state: "open",
+      openedAt: at(0).toISOString(),
+      retryAt: at(10).toISOString(),
+    });
+    expect(unsentAlerts(open)).toEqual([
+      expect.objectContaining({
+        kind: "ServiceUnavailable",
+        messageId: "breaker:payment:1:ServiceUnavailable",
+      }),
+    ]);
+    expect(unsentAlerts(open)[0]!.reason).toContain("7 orders are not finished");
+  });
+
+  it("stays closed when all the failures are one order's: its payload, not the service, is at fault", () => {
+    const r = failCalls(closedBreaker("shipping", at(0)), ["POISON"], 50);
+    expect(r).toMatchObject({ state: "closed", failures: 50, failingOrders: ["POISON"] });
+    expect(unsentAlerts(r)).toEqual([]);
+  });
+
+  it("counts only consecutive failures: a success resets them, and costs no write when there were none", () => {
+    const r = failCalls(closedBreaker("payment", at(0)), ["A", "B"], 3);
+    const reset = recordSuccess(r, at(1), 0)!;
+    expect(reset).toMatchObject({ state: "closed", failures: 0, failingOrders: [] });
+    expect(recordSuccess(reset, at(2), 0)).toBeNull();
+  });
+
+  it("refuses calls until retryAt, then lets exactly one caller take the probe", () => {
+    const open = opened();
+    expect(admit(open, "X", at(5), settings)).toEqual({ kind: "refuse", until: at(10) });
+    expect(unavailableUntil(open, at(5))).toEqual(at(10));
+    const probe = admit(open, "X", at(10), settings);
+    expect(probe.kind).toBe("probe");
+    const half = (probe as { record: BreakerRecord }).record;
+    expect(half).toMatchObject({ state: "halfOpen", probe: { orderId: "X" } });
+    const until = new Date(half.probe!.until);
+    expect(until.getTime()).toBe(at(10).getTime() + (1 + BREAKER.probeMarginSeconds) * 1000);
+    expect(admit(half, "Y", at(11), settings)).toEqual({ kind: "refuse", until });
+    expect(admit(half, "X", at(11), settings)).toEqual({ kind: "call" });
+    // A prober that never reports back loses the probe to the next caller.
+    expect(admit(half, "Y", new Date(until.getTime() + 1), settings).kind).toBe("probe");
+  });
+
+  it("reopens for twice as long on a failed probe, capped, without a second ServiceUnavailable", () => {
+    let r = opened();
+    const lengths: number[] = [];
+    for (let probe = 0; probe < 8; probe++) {
+      const t = Date.parse(r.retryAt!);
+      r = (admit(r, "X", new Date(t), settings) as { record: BreakerRecord }).record;
+      r = recordFailure(r, "X", new Date(t), settings, null)!;
+      lengths.push((Date.parse(r.retryAt!) - t) / 1000);
+    }
+    expect(lengths).toEqual([20, 40, 80, 160, 300, 300, 300, 300]);
+    expect(lengths.every((s, i) => s === openSeconds(settings, i + 1))).toBe(true);
+    expect(r.alerts.map((a) => a.kind)).toEqual(["ServiceUnavailable"]);
+  });
+
+  it("closes on the probe's success, deciding ServiceRecovered, and keeps the unsent ServiceUnavailable", () => {
+    const open = opened();
+    const half = (admit(open, "X", at(10), settings) as { record: BreakerRecord }).record;
+    const closed = recordSuccess(half, at(12), 4)!;
+    expect(closed).toMatchObject({ state: "closed", openedAt: null, retryAt: null, probe: null });
+    expect(unsentAlerts(closed).map((a) => a.messageId)).toEqual([
+      "breaker:payment:1:ServiceUnavailable",
+      "breaker:payment:1:ServiceRecovered",
+    ]);
+    expect(unsentAlerts(closed)[1]!.reason).toMatch(/after 12 s unavailable.*4 parked orders resume/);
+  });
+
+  it("marks an alert sent once, and numbers the next outage's alerts anew", () => {
+    const open = opened();
+    const sent = breakerAlertSent(open, "breaker:payment:1:ServiceUnavailable", at(1))!;
+    expect(unsentAlerts(sent)).toEqual([]);
+    expect(breakerAlertSent(sent, "breaker:payment:1:ServiceUnavailable", at(2))).toBeNull();
+    const closed = recordSuccess(sent, at(3), 0)!;
+    const again = failCalls(closed, ["D", "E", "F"], BREAKER.failureThreshold, 4);
+    expect(unsentAlerts(again).map((a) => a.messageId)).toEqual([
+      "breaker:payment:1:ServiceRecovered",
+      "breaker:payment:2:ServiceUnavailable",
+    ]);
+  });
+
+  it("ignores a late failure while open", () => {
+    expect(recordFailure(opened(), "Z", at(1), settings, null)).toBeNull();
+  });
+});
