@@ -2,10 +2,12 @@
  * Chaos soak: 300 orders through the app on the devhost, the app in a child process and the emulators
  * in this one. Every order meets a fault drawn from a seeded mix (transient errors, permanent refusals, latency
  * beyond the deadline, hangs, responses dropped after the side effect, refused undos), 2% of all remote calls fail
- * at random on top, and the app process is SIGKILLed and restarted several times while orders are in flight.
+ * at random on top, the payment service is down for 15 s in the middle of the run (every call 503), and the app
+ * process is SIGKILLed and restarted several times while orders are in flight.
  * Then, from outside: every order terminal within the bound derived from the settings, every side effect applied
- * at most once per idempotency key (ledger and stock), compensation complete and in reverse order, an alert for
- * every Error and CompensationFailed, and no accepted submission missing. CHAOS_SEED=<n> replays a plan.
+ * at most once per idempotency key (ledger and stock), compensation complete and in reverse order, exactly one
+ * alert for every Error and CompensationFailed, the outage alerted once each way, and no accepted submission
+ * missing. CHAOS_SEED=<n> replays a plan.
  */
 import { expect, test } from "vitest";
 import { CHAOS_MIX } from "../../tools/soak/faultPlan";
@@ -24,7 +26,7 @@ const it = test.extend<{ app: ChaosApp }>({
 });
 
 it(
-  `300 orders, random faults and SIGKILLs of the app: every invariant holds (seed ${SEED})`,
+  `300 orders, random faults, an outage and SIGKILLs of the app: every invariant holds (seed ${SEED})`,
   async ({ app }) => {
     process.stdout.write(
       `chaos soak: seed ${SEED} (CHAOS_SEED=${SEED} replays the plan); app log ${app.dataDir}/app.log\n`,
@@ -36,6 +38,7 @@ it(
       prefix: `CHAOS-${SEED}`,
       backgroundTransient: 0.02,
       kills: 4,
+      outage: { service: "payment", afterSeconds: 8, seconds: 15 },
       killGapSeconds: [5, 10],
       settings: SOAK_TIMINGS,
       cli: app.cli,
@@ -56,6 +59,9 @@ it(
     expect(result.byState.CompensationFailed).toBeGreaterThan(0);
     expect(result.recoveredOrders).toBeGreaterThan(0);
     expect(result.duplicatesPrevented).toBeGreaterThan(0);
+    // The outage opened payment's breaker, and it closed again once payment was back.
+    expect(result.alertKinds.ServiceUnavailable).toBeGreaterThanOrEqual(1);
+    expect(result.alertKinds.ServiceRecovered).toBeGreaterThanOrEqual(1);
   },
   TEST_TIMEOUT_MS,
 );

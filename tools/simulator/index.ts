@@ -61,6 +61,8 @@ export interface Simulator {
   /** Same as POST /_faults; throws on an invalid spec. */
   injectFault(spec: FaultSpec): Fault;
   faults(): Fault[];
+  /** Same as DELETE /_faults/<id>; false when there is no such fault. */
+  removeFault(id: string): boolean;
   clearFaults(): void;
   /** Same as DELETE /_ledger: forget the ledger, stock, closed orders and faults. */
   reset(): void;
@@ -276,6 +278,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     ledger: () => world.ledger.list(),
     injectFault: (spec) => world.faults.add(parse(faultSpec, spec), new Date()),
     faults: () => world.faults.list(),
+    removeFault: (id) => world.faults.remove(id),
     clearFaults: () => world.faults.clear(),
     reset: () => {
       world = newWorld();

@@ -3,7 +3,14 @@
  * state store, the remote services' ledger and stock, and the alerts queue. Each check returns the violations
  * it found, named by order, so a failed run says exactly what went wrong.
  */
-import { TERMINAL_STATES, type ProcessState, type StateRecord } from "../../src/domain";
+import {
+  BREAKER,
+  PARK_JITTER_SECONDS,
+  SERVICE_ALERT_KINDS,
+  TERMINAL_STATES,
+  type ProcessState,
+  type StateRecord,
+} from "../../src/domain";
 import { orderWorkflowV1 } from "../../src/domain/workflow";
 import type { LedgerEntry } from "../simulator";
 import type { ObservedAlert } from "./observe";
@@ -35,6 +42,11 @@ export interface Bound {
   seconds: number;
   /** Seconds added for each kill that happens while the order is under way. */
   perKillSeconds: (downtimeSeconds: number) => number;
+  /**
+   * Seconds added for each outage a service's breaker declared (ServiceUnavailable to ServiceRecovered) while the
+   * order was under way: parked orders wait it out, then for the probe window, their jitter and a starter round.
+   */
+  perOutageSeconds: (outageSeconds: number) => number;
   /** How the figure was derived, for the summary. */
   explanation: string;
 }
@@ -66,10 +78,17 @@ export function deriveBound(settings: Record<string, string>, steps = STEP_NAMES
   return {
     seconds,
     perKillSeconds: (downtime) => downtime + STARTER_LEASE_SECONDS + supervisorLease,
+    perOutageSeconds: (outage) =>
+      outage +
+      n("AGENT_ATTEMPT_TIMEOUT_SECONDS") +
+      BREAKER.probeMarginSeconds +
+      PARK_JITTER_SECONDS +
+      starter,
     explanation:
       `2 (forward, compensation) × (SUPERVISOR_MAX_FAILURES ${maxFailures} + 1) × (CLAIM_TIMEOUT ${claim} + ${steps} steps × STEP_TIMEOUT ${step}` +
       ` + supervisor interval ${supervisor} + max back-off ${backoffMax} + starter interval ${starter}) = ${seconds} s;` +
-      ` each kill while the order is under way adds its downtime + starter lease ${STARTER_LEASE_SECONDS} + supervisor lease ${supervisorLease} s`,
+      ` each kill while the order is under way adds its downtime + starter lease ${STARTER_LEASE_SECONDS} + supervisor lease ${supervisorLease} s;` +
+      ` each outage a breaker declared adds its length + probe window + jitter ${PARK_JITTER_SECONDS} + starter interval`,
   };
 }
 
@@ -149,6 +168,7 @@ export function checkInvariants(evidence: RunEvidence): InvariantReport {
       if (!isTerminal(r.processState)) fail(`${r.orderId} is still ${r.processState} (attempt ${r.attempt})`);
   });
 
+  const outages = declaredOutages(evidence.alerts);
   check("every order is terminal within the bound", evidence.records.length, (fail) => {
     for (const r of evidence.records) {
       if (!isTerminal(r.processState)) continue;
@@ -161,6 +181,10 @@ export function checkInvariants(evidence: RunEvidence): InvariantReport {
         const aftermath = kill.readyAt + evidence.bound.perKillSeconds(0) * 1000;
         if (kill.killedAt <= end && aftermath >= start)
           allowed += evidence.bound.perKillSeconds((kill.readyAt - kill.killedAt) / 1000);
+      }
+      for (const outage of outages) {
+        if (outage.from <= end && outage.to >= start)
+          allowed += evidence.bound.perOutageSeconds((outage.to - outage.from) / 1000);
       }
       const elapsed = (end - start) / 1000;
       report.timings.push({ orderId: r.orderId, elapsed, allowed });
@@ -259,15 +283,41 @@ export function checkInvariants(evidence: RunEvidence): InvariantReport {
     }
   });
 
-  check("every alert is for an order in that state", evidence.alerts.length, (fail) => {
-    for (const a of evidence.alerts) {
-      const state = a.orderId ? records.get(a.orderId)?.processState : undefined;
-      if (a.kind !== "Error" && a.kind !== "CompensationFailed")
-        fail(`unexpected ${a.kind} alert: ${a.reason}`);
-      else if (state !== a.kind)
-        fail(`${a.kind} alert for ${a.orderId ?? "no order"}, which is ${state ?? "unknown"}`);
-    }
-  });
+  const serviceAlerts = evidence.alerts.filter((a) => SERVICE_ALERT_KINDS.includes(a.kind as never));
+  check(
+    "each outage a breaker declared is alerted once each way, recovery after unavailability",
+    serviceAlerts.length,
+    (fail) => {
+      const seen = new Map<string, ObservedAlert>();
+      for (const a of serviceAlerts) {
+        if (!a.service || !a.messageId?.startsWith(`breaker:${a.service}:`) || a.orderId !== null)
+          fail(`${a.kind} alert without its service and MessageId: ${JSON.stringify(a)}`);
+        else if (seen.has(a.messageId)) fail(`two alerts with MessageId ${a.messageId}`);
+        else seen.set(a.messageId, a);
+      }
+      for (const [id, a] of seen) {
+        if (a.kind !== "ServiceRecovered") continue;
+        const opened = seen.get(id.replace(/ServiceRecovered$/, "ServiceUnavailable"));
+        if (!opened) fail(`${id} has no ServiceUnavailable before it`);
+        else if (opened.at > a.at) fail(`${id} is dated before its ServiceUnavailable`);
+      }
+    },
+  );
+
+  check(
+    "every alert is for an order in that state",
+    evidence.alerts.length - serviceAlerts.length,
+    (fail) => {
+      for (const a of evidence.alerts) {
+        if (serviceAlerts.includes(a)) continue;
+        const state = a.orderId ? records.get(a.orderId)?.processState : undefined;
+        if (a.kind !== "Error" && a.kind !== "CompensationFailed")
+          fail(`unexpected ${a.kind} alert: ${a.reason}`);
+        else if (state !== a.kind)
+          fail(`${a.kind} alert for ${a.orderId ?? "no order"}, which is ${state ?? "unknown"}`);
+      }
+    },
+  );
 
   const declined = evidence.planned.filter((p) => p.declined);
   check("an order over the payment limit is never Processed", declined.length, (fail) => {
@@ -282,4 +332,20 @@ export function checkInvariants(evidence: RunEvidence): InvariantReport {
 /** Repeated calls with a key that had been applied, answered from the idempotency store instead of applied again. */
 export function duplicatesPrevented(ledger: readonly LedgerEntry[]): number {
   return ledger.reduce((sum, e) => sum + (e.requests - 1), 0);
+}
+
+/**
+ * The outages the services' breakers declared, from their alerts: ServiceUnavailable to its ServiceRecovered (to
+ * now, when none came), as epoch ms.
+ */
+export function declaredOutages(alerts: readonly ObservedAlert[]): Array<{ from: number; to: number }> {
+  const recovered = new Map(
+    alerts.filter((a) => a.kind === "ServiceRecovered" && a.messageId).map((a) => [a.messageId!, a]),
+  );
+  return alerts
+    .filter((a) => a.kind === "ServiceUnavailable" && a.messageId)
+    .map((a) => {
+      const end = recovered.get(a.messageId!.replace(/ServiceUnavailable$/, "ServiceRecovered"));
+      return { from: Date.parse(a.at), to: end ? Date.parse(end.at) : Date.now() };
+    });
 }

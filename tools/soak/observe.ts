@@ -48,6 +48,10 @@ export class StateReader {
 
 export interface ObservedAlert {
   kind: string;
+  /** The remote service of a ServiceUnavailable or ServiceRecovered alert. */
+  service?: string;
+  /** The alert's MessageId: `breaker:<service>:<outage>:<kind>` for a service's. */
+  messageId?: string;
   orderId: string | null;
   processState: string | null;
   reason: string;
@@ -66,7 +70,10 @@ export class AlertCollector {
     this.receiver.subscribe(
       {
         processMessage: async (message) => {
-          this.alerts.push(message.body as ObservedAlert);
+          this.alerts.push({
+            ...(message.body as ObservedAlert),
+            ...(typeof message.messageId === "string" ? { messageId: message.messageId } : {}),
+          });
         },
         processError: async () => {
           // The emulator lives as long as the run; a transient link error is retried by the SDK.
