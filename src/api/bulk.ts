@@ -1,7 +1,15 @@
 import type { HttpRequest, HttpResponseInit } from "@azure/functions";
 import { z } from "zod";
 import type { Dependencies } from "../app/dependencies";
-import { isoTimestamp, quoteValue, validateBody, type StateRecord, type TransitionResult } from "../domain";
+import {
+  CANCELLABLE_STATES,
+  isoTimestamp,
+  quoteValue,
+  RETRYABLE_STATES,
+  validateBody,
+  type StateRecord,
+  type TransitionResult,
+} from "../domain";
 import type { Logger } from "../services/logger";
 import type { RecordFilter, StateStore } from "../services/stateStore";
 import { operatorDecision, operatorReason, RETRY_AFTER_SECONDS, type OperatorAction } from "./orders";
@@ -11,8 +19,8 @@ import { json, problem, readJsonBody } from "./responses";
 
 /** The states a bulk action may select: the ones its single-order transition starts from. */
 export const BULK_STATES = {
-  retry: ["Error", "CompensationFailed"],
-  cancel: ["Pending", "Processing", "Error"],
+  retry: RETRYABLE_STATES,
+  cancel: CANCELLABLE_STATES,
 } as const satisfies Record<OperatorAction, readonly string[]>;
 
 /** Orders one call acts on: enough to make progress, few enough that a call stays far inside the front end's 230 s. */
