@@ -82,6 +82,9 @@ resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2025-04-15
 //               AND completeBy >= @windowStart ORDER BY processState, completeBy   (processState, completeBy)
 //   operator    [WHERE processState = @s] AND (updatedAt, id) < @position
 //               ORDER BY [processState,] updatedAt DESC, id DESC   ([processState,] updatedAt DESC, id DESC)
+//   bulk        the operator listing within one state, with lastError.code = @code and an updatedAt range
+//               on top: the same ORDER BY and index (a range on updatedAt, the index's own second path,
+//               needs no other), and its COUNT has no ORDER BY
 // and its steps[] and history[] are never filtered on and are rewritten on every transition: keeping them out of
 // the index cuts the RU charge of each write. The file's database id is this app's default database name
 // (cosmosDatabaseName in main.bicep); the containers are created in whichever database this module is given.

@@ -19,7 +19,7 @@ import { auditName, type Principal } from "./principal";
 import { json, problem, readJsonBody, withoutStoreFields } from "./responses";
 
 /** Seconds a client should wait after a 429: about one starter period, when capacity may have freed up. */
-const RETRY_AFTER_SECONDS = 10;
+export const RETRY_AFTER_SECONDS = 10;
 
 /**
  * Front door: the same validation as the queue, admission control (429 while the Pending backlog is over
@@ -93,14 +93,30 @@ export async function listOrdersRequest(deps: Dependencies, request: HttpRequest
   });
 }
 
+/** Why an operator acts, for the audit trail: short, and nothing that could break a log line. */
+export const operatorReason = z
+  .string()
+  .max(200, { error: "expected at most 200 characters" })
+  .refine((r) => !hasControlCharacters(r), { error: "expected no control characters" })
+  .optional();
+
 /** The optional body of retry and cancel: why, for the audit trail. */
-const operatorActionBody = z.strictObject({
-  reason: z
-    .string()
-    .max(200, { error: "expected at most 200 characters" })
-    .refine((r) => !hasControlCharacters(r), { error: "expected no control characters" })
-    .optional(),
-});
+const operatorActionBody = z.strictObject({ reason: operatorReason });
+
+export type OperatorAction = "retry" | "cancel";
+
+/** The pure transition an operator action applies to one record, on behalf of `operator`, with `reason`. */
+export function operatorDecision(
+  action: OperatorAction,
+  ctx: { now: () => Date; operator: string; reason?: string | undefined },
+): (record: StateRecord) => TransitionResult {
+  const context = () => ({
+    now: ctx.now(),
+    operator: ctx.operator,
+    ...(ctx.reason ? { reason: ctx.reason } : {}),
+  });
+  return action === "retry" ? (r) => operatorRetry(r, context()) : (r) => operatorCancel(r, context());
+}
 
 /** Maps a store outcome of an operator action to the API's answer: 202, 404 or 409 with the refusal. */
 function operatorResponse(
@@ -126,7 +142,7 @@ export async function operatorActionRequest(
   deps: Pick<Dependencies, "config" | "states" | "now">,
   log: Logger,
   request: HttpRequest,
-  action: "retry" | "cancel",
+  action: OperatorAction,
   principal: Principal,
 ): Promise<{ response: HttpResponseInit; record?: StateRecord }> {
   const routeId = routeOrderId(request);
@@ -137,11 +153,7 @@ export async function operatorActionRequest(
   const body = validateBody(operatorActionBody, read.body);
   if (!body.ok) return { response: problem(400, body.message) };
   const operator = auditName(principal);
-  const reason = body.value.reason;
-  const decide = (r: StateRecord): TransitionResult =>
-    action === "retry"
-      ? operatorRetry(r, { now: deps.now(), operator, ...(reason ? { reason } : {}) })
-      : operatorCancel(r, { now: deps.now(), operator, ...(reason ? { reason } : {}) });
+  const decide = operatorDecision(action, { now: () => deps.now(), operator, reason: body.value.reason });
   const outcome = await deps.states.apply(orderId, decide);
   if (outcome.kind === "written")
     log.log(`operator ${operator}: ${action} ${orderId} → ${outcome.record.processState}`);

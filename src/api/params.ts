@@ -59,9 +59,18 @@ export function encodeContinuation(position: ListPosition): string {
 export function continuationParam(request: HttpRequest): Param<ListPosition | undefined> {
   const raw = request.query.get("continuation");
   if (raw === null) return { ok: true, value: undefined };
+  const position = decodeContinuation(raw);
+  return position.ok ? position : { ok: false, error: `continuation: ${position.error}` };
+}
+
+/**
+ * A continuation token back into the position it encodes, wherever it travels (a query string, a JSON body); the
+ * error names no field, for the caller to prefix with where the token was.
+ */
+export function decodeContinuation(raw: string): Param<ListPosition> {
   const refused: Param<never> = {
     ok: false,
-    error: `continuation: expected the continuation of a previous page of this listing, got ${quoteValue(raw, 40)}`,
+    error: `expected the continuation of a previous page of this listing, got ${quoteValue(raw, 40)}`,
   };
   if (!/^[A-Za-z0-9_-]{1,400}$/.test(raw)) return refused;
   let decoded: unknown;

@@ -5,6 +5,7 @@
  * page is a string in a module rather than a file.
  */
 import { PROCESS_STATES } from "../domain/stateRecord";
+import { CANCELLABLE_STATES, RETRYABLE_STATES } from "../domain/transitions/operator";
 import { DASHBOARD_SCRIPT } from "./script";
 import { DASHBOARD_CSS } from "./styles";
 
@@ -128,6 +129,49 @@ function playground(options: DashboardPageOptions): string {
     </section>`;
 }
 
+/** The states a bulk action can select: the retryable ones first, as after an outage they are what is looked for. */
+const BULK_STATE_CHOICES = [...new Set([...RETRYABLE_STATES, ...CANCELLABLE_STATES])];
+
+/**
+ * Retry or cancel every order a filter matches, for the aftermath of an outage. Only for operators: the routes
+ * behind it need the operator role. Retry all and Cancel all stay disabled until a dry run has counted the filter.
+ */
+function bulkPanel(options: DashboardPageOptions): string {
+  if (!options.signedInAs.canOperate) return "";
+  const states = BULK_STATE_CHOICES.map((state) => `<option value="${state}">${state}</option>`).join("");
+  return `
+    <section id="bulk" class="panel bulk" aria-labelledby="bulk-title">
+      <div class="panel-head">
+        <h2 id="bulk-title">Bulk actions</h2>
+        <p class="intro">After an outage: retry or cancel every order that matches, a page at a time. Dry run
+          first. Each order's audit trail names you and the reason; the starter admits at most
+          <span id="bulk-max-in-flight">MAX_IN_FLIGHT</span> at a time, the rest wait in Pending.</p>
+      </div>
+      <form id="bulk-form">
+        <div class="fields">
+          <div class="field"><label for="bulk-state">In state</label><select id="bulk-state">${states}</select></div>
+          <div class="field"><label for="bulk-error-code">Error code</label>
+            <input id="bulk-error-code" type="text" placeholder="any, e.g. RetriesExhausted" autocomplete="off"></div>
+          <div class="field"><label for="bulk-since">Updated since</label>
+            <input id="bulk-since" type="datetime-local" step="1"></div>
+          <div class="field"><label for="bulk-limit">Page size</label>
+            <input id="bulk-limit" type="number" min="1" max="1000" value="500" title="How many each call acts on"></div>
+          <div class="field wide"><label for="bulk-reason">Reason</label>
+            <input id="bulk-reason" type="text" maxlength="200" placeholder="for each order's audit trail"
+              autocomplete="off"></div>
+        </div>
+        <div class="buttons">
+          <button id="bulk-dry-run" type="submit" class="primary">Dry run</button>
+          <button id="bulk-retry" type="button" disabled>Retry all</button>
+          <button id="bulk-cancel" type="button" class="danger" disabled>Cancel all</button>
+        </div>
+      </form>
+      <progress id="bulk-progress" max="1" value="0" hidden></progress>
+      <p id="bulk-result" class="result" role="status"></p>
+      <ul id="bulk-sample" class="sample-ids" aria-label="Orders of the last bulk answer (first 20)"></ul>
+    </section>`;
+}
+
 /** The whole page; `options` are embedded as JSON for the browser code. */
 export function renderDashboardPage(options: DashboardPageOptions): string {
   const nonce = escapeHtml(options.nonce);
@@ -136,6 +180,7 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
     simulatorUrl: options.simulatorUrl,
     refreshMs: options.refreshMs ?? 2000,
     states: PROCESS_STATES,
+    operatorStates: { retry: RETRYABLE_STATES, cancel: CANCELLABLE_STATES },
     signedInAs: options.signedInAs,
   };
   const who = options.signedInAs;
@@ -195,6 +240,7 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
       </div>
       <p id="orders-note" class="note"></p>
     </section>
+    ${bulkPanel(options).trim()}
     <section id="detail" class="panel" aria-labelledby="detail-title" hidden>
       <div class="panel-head">
         <h2 id="detail-title">Order <span id="detail-id" class="mono"></span></h2>

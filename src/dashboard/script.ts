@@ -9,8 +9,8 @@ export const DASHBOARD_SCRIPT = String.raw`
   "use strict";
   const config = JSON.parse(document.getElementById("dashboard-config").textContent);
   const STATES = config.states;
-  const RETRYABLE = ["Error", "CompensationFailed"];
-  const CANCELLABLE = ["Pending", "Processing", "Error"];
+  const RETRYABLE = config.operatorStates.retry;
+  const CANCELLABLE = config.operatorStates.cancel;
   const OPERATIONS = { inventory: ["reserve", "release"], payment: ["charge", "refund"], shipping: ["book", "cancel"] };
   // Who the platform signed in (the page is served only to a principal with a role), and whether they may act.
   const canOperate = config.signedInAs.canOperate;
@@ -56,7 +56,7 @@ export const DASHBOARD_SCRIPT = String.raw`
     } catch {
       body = text;
     }
-    return { status: res.status, ok: res.ok, body };
+    return { status: res.status, ok: res.ok, body, retryAfter: res.headers.get("retry-after") };
   }
 
   function api(path, init) {
@@ -119,6 +119,7 @@ export const DASHBOARD_SCRIPT = String.raw`
     $("in-flight").textContent = stats.inFlight + " of " + stats.maxInFlight;
     $("backlog").textContent = stats.backlog + " of " + stats.maxPendingBacklog;
     $("oldest-pending").textContent = stats.oldestPendingAgeSeconds === null ? "none" : duration(stats.oldestPendingAgeSeconds * 1000);
+    if ($("bulk-max-in-flight")) $("bulk-max-in-flight").textContent = String(stats.maxInFlight);
   }
 
   function setFilter(state) {
@@ -526,6 +527,120 @@ export const DASHBOARD_SCRIPT = String.raw`
     );
   }
 
+  // ---- bulk actions --------------------------------------------------------------------------------------------
+
+  // Ids a dry run shows: a sample to spot-check, so the dry run reads no more than it shows.
+  const BULK_SAMPLE = 20;
+  let dryRun = null; // { key, filter, matched }: what the last dry run counted; the actions need one for the filter
+  let bulkRunning = false;
+  const number = (n) => Number(n).toLocaleString("en-US");
+  const plural = (n, one, many) => number(n) + " " + (n === 1 ? one : many);
+  const failed = (e) => ({ status: 0, ok: false, body: { error: String(e) } });
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  /** The filter as the form says it; the datetime-local input is in this browser's time zone. */
+  function bulkFilter() {
+    const filter = { state: $("bulk-state").value };
+    const code = $("bulk-error-code").value.trim();
+    if (code) filter.errorCode = code;
+    const since = $("bulk-since").value;
+    if (since) {
+      const t = new Date(since);
+      filter.updatedSince = Number.isNaN(t.getTime()) ? since : t.toISOString();
+    }
+    return filter;
+  }
+
+  function updateBulkButtons() {
+    const state = $("bulk-state").value;
+    const ready = !bulkRunning && dryRun !== null && dryRun.key === JSON.stringify(bulkFilter()) && dryRun.matched > 0;
+    $("bulk-retry").disabled = !(ready && RETRYABLE.includes(state));
+    $("bulk-cancel").disabled = !(ready && CANCELLABLE.includes(state));
+    $("bulk-dry-run").disabled = bulkRunning;
+  }
+
+  function bulkFilterChanged() {
+    if (dryRun !== null) showResult($("bulk-result"), true, "Filter changed: dry run again.");
+    dryRun = null;
+    updateBulkButtons();
+  }
+
+  function showBulkSample(ids) {
+    fill($("bulk-sample"), ...ids.map((id) => h("li", {}, h("button", { type: "button", class: "link mono", "data-order-id": id, onclick: () => select(id) }, id))));
+  }
+
+  async function bulkDryRun(event) {
+    event.preventDefault();
+    const filter = bulkFilter();
+    // Pinned to now, so that Retry all / Cancel all act on what this dry run counted, not on orders failing since.
+    const pinned = Object.assign({}, filter, { updatedBefore: new Date(Date.now() + serverOffsetMs).toISOString() });
+    const action = RETRYABLE.includes(filter.state) ? "retry" : "cancel";
+    dryRun = null;
+    updateBulkButtons();
+    $("bulk-progress").hidden = true;
+    const res = await api("bulk/" + action, postJson({ filter: pinned, dryRun: true, limit: BULK_SAMPLE })).catch(failed);
+    if (res.status !== 200) {
+      showResult($("bulk-result"), false, "Dry run refused: HTTP " + res.status + ", " + answer(res));
+      showBulkSample([]);
+      return;
+    }
+    dryRun = { key: JSON.stringify(filter), filter: pinned, matched: res.body.matched };
+    const match = res.body.matched === 1 ? " order matches" : " orders match";
+    showResult($("bulk-result"), true, number(res.body.matched) + match + ", as of " + time(pinned.updatedBefore) + "." + (res.body.matched > 0 ? "" : " Nothing to do."));
+    showBulkSample(res.body.sample);
+    updateBulkButtons();
+  }
+
+  /** One call after another, each on the page after the last, until the API says none is left. */
+  async function runBulk(action) {
+    const run = dryRun;
+    if (run === null) return;
+    const label = action === "retry" ? "Retry all" : "Cancel all";
+    if (action === "cancel" && !confirm("Cancel " + plural(run.matched, "order", "orders") + "? Their completed steps will be undone in reverse order.")) return;
+    bulkRunning = true;
+    updateBulkButtons();
+    const progress = $("bulk-progress");
+    Object.assign(progress, { hidden: false, max: run.matched, value: 0 });
+    const reason = $("bulk-reason").value.trim();
+    // As typed: the API refuses a bad one, naming it, and the page shows that.
+    const limit = $("bulk-limit").value.trim() === "" ? null : Number($("bulk-limit").value);
+    const totals = { acted: 0, refused: 0 };
+    const progressText = () => "acted " + number(totals.acted) + " of " + number(run.matched) + (totals.refused ? ", " + number(totals.refused) + " refused" : "");
+    let continuation = null;
+    let sample = [];
+    try {
+      for (;;) {
+        const body = Object.assign({ filter: run.filter }, reason ? { reason } : {}, limit !== null ? { limit } : {}, continuation ? { continuation } : {});
+        const res = await api("bulk/" + action, postJson(body)).catch(failed);
+        if (res.status === 429) {
+          const seconds = Number(res.retryAfter) || 10;
+          showResult($("bulk-result"), true, label + ": " + progressText() + "; waiting " + seconds + " s, " + answer(res));
+          await sleep(seconds * 1000);
+          continue;
+        }
+        if (res.status !== 200) {
+          showResult($("bulk-result"), false, label + " stopped: HTTP " + res.status + ", " + answer(res) + " (" + progressText() + ")");
+          return;
+        }
+        totals.acted += res.body.acted;
+        totals.refused += res.body.refused;
+        continuation = res.body.continuation;
+        progress.value = Math.min(run.matched, totals.acted + totals.refused);
+        sample = sample.concat(res.body.sample).slice(0, BULK_SAMPLE);
+        showBulkSample(sample);
+        if (!continuation) break;
+        showResult($("bulk-result"), true, label + ": " + progressText() + "…");
+      }
+      const refusedNote = totals.refused ? " (changed since they were read: dry run again to see what is left)" : "";
+      showResult($("bulk-result"), totals.refused === 0, label + " done: " + progressText() + refusedNote + ".");
+    } finally {
+      bulkRunning = false;
+      dryRun = null;
+      updateBulkButtons();
+      await refresh();
+    }
+  }
+
   // ---- polling -------------------------------------------------------------------------------------------------
 
   function setConnection(ok, text) {
@@ -570,6 +685,12 @@ export const DASHBOARD_SCRIPT = String.raw`
     $("fault-kind").addEventListener("change", () => ($("latency-field").hidden = $("fault-kind").value !== "latency"));
     $("clear-faults").addEventListener("click", clearFaults);
     fillOperations();
+  }
+  if ($("bulk-form")) {
+    $("bulk-form").addEventListener("submit", bulkDryRun);
+    for (const id of ["bulk-state", "bulk-error-code", "bulk-since"]) $(id).addEventListener("input", bulkFilterChanged);
+    $("bulk-retry").addEventListener("click", () => runBulk("retry"));
+    $("bulk-cancel").addEventListener("click", () => runBulk("cancel"));
   }
   const requested = new URLSearchParams(location.search).get("order");
   if (requested) select(requested);

@@ -80,7 +80,7 @@ button.link { padding: 0; border: 0; background: none; color: var(--accent); tex
 button.link:hover:not(:disabled) { background: none; }
 :focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
 label { display: inline-flex; align-items: center; gap: 6px; color: var(--muted); }
-select, input[type="number"], input[type="text"] {
+select, input[type="number"], input[type="text"], input[type="datetime-local"] {
   padding: 5px 8px; border: 1px solid #c5cfdb; border-radius: 7px; background: #fff; color: var(--ink); min-width: 0;
 }
 .note { margin: 10px 0 0; color: var(--muted); font-size: 13px; }
@@ -105,6 +105,12 @@ select, input[type="number"], input[type="text"] {
 .hint { margin: 0; color: var(--muted); font-size: 12.5px; }
 .faults table { font-size: 12.5px; }
 .faults th, .faults td { padding: 5px 8px; }
+.bulk .panel-head { align-items: baseline; }
+.bulk p.intro { margin: 0; color: var(--muted); font-size: 13px; }
+.bulk form { display: grid; gap: 10px; margin: 0; max-width: 1080px; }
+.bulk .fields { grid-template-columns: repeat(auto-fill, minmax(200px, 1fr)); }
+.bulk .field.wide { grid-column: span 2; }
+.bulk progress { width: 100%; max-width: 1080px; height: 8px; margin-top: 10px; accent-color: var(--accent); }
 .sample-ids { display: flex; flex-wrap: wrap; gap: 4px 10px; margin: 6px 0 0; padding: 0; list-style: none; font-size: 12.5px; }
 .detail-grid { display: grid; grid-template-columns: repeat(3, minmax(0, 1fr)); gap: 16px; }
 .detail-grid > section { min-width: 0; }

@@ -2,6 +2,7 @@ import { app, type HttpRequest, type HttpResponseInit, type InvocationContext } 
 import * as df from "durable-functions";
 import { dependencies } from "../app/dependencies";
 import { authorize, ROLES } from "../api/authorize";
+import { bulkActionRequest } from "../api/bulk";
 import {
   getOrderRequest,
   listOrdersRequest,
@@ -89,6 +90,35 @@ for (const action of ["retry", "cancel"] as const) {
       const { response, record } = await operatorActionRequest(deps, context, request, action, principal);
       if (record?.processState === "Pending" || record?.processState === "CompensationPending") {
         // Start the retry or the undo now rather than at the next starter tick.
+        await claimAndStart(
+          deps,
+          context,
+          startAttemptWith(df.getClient(context)),
+          `api:${context.invocationId}`,
+        );
+      }
+      return response;
+    }),
+  });
+}
+
+/**
+ * Bulk retry and cancel live under bulk/, not orders/bulk/: "bulk" is a valid orderId, whose own
+ * orders/{orderId}/retry a literal orders/bulk/retry would shadow (the router prefers literals). A call only moves
+ * orders to Pending / CompensationPending and runs the starter once, which admits at most MAX_IN_FLIGHT; the
+ * starter's timer takes the rest as capacity frees up, so a bulk retry of thousands never floods the services.
+ */
+for (const action of ["retry", "cancel"] as const) {
+  const name = action === "retry" ? "Retry" : "Cancel";
+  app.http(`httpApi-bulk${name}`, {
+    route: `bulk/${action}`,
+    methods: ["POST"],
+    authLevel: "anonymous",
+    extraInputs: [df.input.durableClient()],
+    handler: forRole(ROLES.operator, async (request, context, principal) => {
+      const deps = dependencies();
+      const { response, acted } = await bulkActionRequest(deps, context, request, action, principal);
+      if (acted > 0) {
         await claimAndStart(
           deps,
           context,

@@ -58,8 +58,51 @@ export const STATE_QUERIES = {
     "SELECT TOP 1 VALUE c.createdAt FROM c WHERE c.processState = 'Pending' " +
     "ORDER BY c.processState ASC, c.createdAt ASC",
   listOrder: " ORDER BY c.updatedAt DESC, c.id DESC",
+  /** Also the order in which a bulk action pages through the records of one state. */
   listInStateOrder: " ORDER BY c.processState ASC, c.updatedAt DESC, c.id DESC",
+  /** Followed by a filter's WHERE clause; no ORDER BY, so any index serves it. */
+  countMatching: "SELECT VALUE COUNT(1) FROM c",
 } as const;
+
+/** What an operator narrows a listing or a bulk action to; every field optional, all of them must hold. */
+export interface RecordFilter {
+  state?: ProcessState | undefined;
+  /** The record's lastError.code. */
+  errorCode?: string | undefined;
+  /** updatedAt at or after, as toISOString writes it (so text order is time order). */
+  updatedSince?: string | undefined;
+  /** updatedAt strictly before. */
+  updatedBefore?: string | undefined;
+}
+
+/**
+ * The WHERE clause of a filter and a keyset position: fixed text whatever the input, every value a parameter.
+ * Each condition is one the composite index of the listing's ORDER BY can serve alongside it.
+ */
+function filterClause(
+  filter: RecordFilter,
+  after: ListPosition | undefined,
+): { where: string; parameters: SqlParameter[] } {
+  const conditions: Array<[string, SqlParameter[]]> = [];
+  const add = (text: string, ...parameters: SqlParameter[]) => conditions.push([text, parameters]);
+  if (filter.state) add("c.processState = @state", { name: "@state", value: filter.state });
+  if (filter.errorCode) add("c.lastError.code = @errorCode", { name: "@errorCode", value: filter.errorCode });
+  if (filter.updatedSince)
+    add("c.updatedAt >= @updatedSince", { name: "@updatedSince", value: filter.updatedSince });
+  if (filter.updatedBefore)
+    add("c.updatedAt < @updatedBefore", { name: "@updatedBefore", value: filter.updatedBefore });
+  if (after) {
+    add(
+      "(c.updatedAt < @afterUpdatedAt OR (c.updatedAt = @afterUpdatedAt AND c.id < @afterOrderId))",
+      { name: "@afterUpdatedAt", value: after.updatedAt },
+      { name: "@afterOrderId", value: after.orderId },
+    );
+  }
+  return {
+    where: conditions.length > 0 ? ` WHERE ${conditions.map(([text]) => text).join(" AND ")}` : "",
+    parameters: conditions.flatMap(([, parameters]) => parameters),
+  };
+}
 
 const inParameters = (states: readonly ProcessState[]): SqlParameter[] =>
   states.map((value, i) => ({ name: `@state${i}`, value }));
@@ -218,35 +261,23 @@ export class StateStore {
   }
 
   /**
-   * Operator listing, most recently updated first (ties by orderId), within a state or across all. Keyset paging:
-   * a page resumes strictly after the position of the previous page's last record, so any position is a valid
-   * request and no store cursor ever comes from a caller.
+   * Operator listing, most recently updated first (ties by orderId), within a state or across all, optionally
+   * narrowed further (bulk actions). Keyset paging: a page resumes strictly after the position of the previous
+   * page's last record, so any position is a valid request and no store cursor ever comes from a caller.
    */
-  async list(opts: {
-    state?: ProcessState | undefined;
-    limit: number;
-    after?: ListPosition | undefined;
-  }): Promise<{ items: StateRecord[]; next: ListPosition | undefined }> {
+  async list(
+    opts: RecordFilter & {
+      limit: number;
+      after?: ListPosition | undefined;
+    },
+  ): Promise<{ items: StateRecord[]; next: ListPosition | undefined }> {
     if (!Number.isInteger(opts.limit) || opts.limit < 1 || opts.limit > 1000) {
       throw new RangeError(`list: limit must be a whole number from 1 to 1000, got ${opts.limit}`);
     }
-    const filters: string[] = [];
-    const parameters: SqlParameter[] = [];
-    if (opts.state) {
-      filters.push("c.processState = @state");
-      parameters.push({ name: "@state", value: opts.state });
-    }
-    if (opts.after) {
-      filters.push("(c.updatedAt < @updatedAt OR (c.updatedAt = @updatedAt AND c.id < @orderId))");
-      parameters.push(
-        { name: "@updatedAt", value: opts.after.updatedAt },
-        { name: "@orderId", value: opts.after.orderId },
-      );
-    }
+    const { where, parameters } = filterClause(opts, opts.after);
     // One more than asked tells whether another page follows. With a state filter, the state leads the order.
     const query =
-      `SELECT TOP ${opts.limit + 1} * FROM c` +
-      (filters.length > 0 ? ` WHERE ${filters.join(" AND ")}` : "") +
+      `SELECT TOP ${opts.limit + 1} * FROM c${where}` +
       (opts.state ? STATE_QUERIES.listInStateOrder : STATE_QUERIES.listOrder);
     const { resources } = await this.container.items.query({ query, parameters }).fetchAll();
     const items = resources
@@ -260,6 +291,16 @@ export class StateStore {
           ? { updatedAt: last.updatedAt, orderId: last.orderId }
           : undefined,
     };
+  }
+
+  /** How many records `filter` matches (after `after`, in the listing's order, when given). */
+  async countMatching(filter: RecordFilter, after?: ListPosition): Promise<number> {
+    const { where, parameters } = filterClause(filter, after);
+    const { resources } = await this.container.items
+      .query<number>({ query: STATE_QUERIES.countMatching + where, parameters })
+      .fetchAll();
+    // Across partitions the SDK may hand back one partial count per partition.
+    return resources.reduce((sum, n) => sum + n, 0);
   }
 
   async count(states: readonly ProcessState[]): Promise<number> {

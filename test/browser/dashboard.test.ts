@@ -246,7 +246,7 @@ describe.skipIf(!chromiumPath)(
         expect(await page.locator("#cancel").isEnabled()).toBe(true);
         expect(await page.locator("#status-messages td.status").last().textContent()).toBe("failed");
 
-        await page.getByRole("button", { name: "Retry" }).click();
+        await page.getByRole("button", { name: "Retry", exact: true }).click();
         await expect.poll(() => page.locator("#action-result").textContent()).toMatch(/^Retry: 202 Accepted/);
         await expect.poll(() => rowState(page, order.orderId), { timeout: 30_000 }).toBe("Processed");
         expect((await e2e.state(order.orderId))?.processState).toBe("Processed");
@@ -258,7 +258,7 @@ describe.skipIf(!chromiumPath)(
 
         // A retry the API refuses is shown with its answer.
         await page.evaluate('document.getElementById("retry").disabled = false');
-        await page.getByRole("button", { name: "Retry" }).click();
+        await page.getByRole("button", { name: "Retry", exact: true }).click();
         await expect
           .poll(() => page.locator("#action-result").textContent())
           .toContain("Retry refused: HTTP 409, only Error or CompensationFailed orders can be retried");

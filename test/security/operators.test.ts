@@ -71,8 +71,10 @@ describe("routes for people", () => {
       expect(noRole.status, path).toBe(403);
       expect(await noRole.text(), path).toContain("eve@contoso.com lacks the role Orders.Reader");
     }
-    for (const action of ["retry", "cancel"]) {
-      const path = `/api/orders/${orderId}/${action}`;
+    for (const path of ["retry", "cancel"].flatMap((a) => [
+      `/api/orders/${orderId}/${a}`,
+      `/api/bulk/${a}`,
+    ])) {
       expect((await e2e.api(path, post(null))).status, path).toBe(401);
       expect((await e2e.api(path, post(roleless))).status, path).toBe(403);
     }
@@ -179,6 +181,8 @@ describe("routes for machines", () => {
       "httpApi-getOrchestration": "anonymous",
       "httpApi-retryOrder": "anonymous",
       "httpApi-cancelOrder": "anonymous",
+      "httpApi-bulkRetry": "anonymous",
+      "httpApi-bulkCancel": "anonymous",
       "httpApi-stats": "anonymous",
       "httpApi-health": "anonymous",
       dashboard: "anonymous",

@@ -1,4 +1,4 @@
-import type { StateRecord } from "../stateRecord";
+import type { ProcessState, StateRecord } from "../stateRecord";
 import { requestCompensation } from "./compensation";
 import { commit, refuse, type TransitionResult } from "./result";
 
@@ -9,12 +9,21 @@ export interface OperatorContext {
   reason?: string;
 }
 
+/** The states an operator may retry from: the two in which automation has given up. */
+export const RETRYABLE_STATES = ["Error", "CompensationFailed"] as const satisfies readonly ProcessState[];
+/** The states an operator may cancel from: not finished, and not already being undone. */
+export const CANCELLABLE_STATES = [
+  "Pending",
+  "Processing",
+  "Error",
+] as const satisfies readonly ProcessState[];
+
 /**
  * Sends an order an operator has looked at back to work: Error → Pending, CompensationFailed →
  * CompensationPending, with the Supervisor's count reset (the only way a failure count goes down).
  */
 export function operatorRetry(record: StateRecord, ctx: OperatorContext): TransitionResult {
-  if (record.processState !== "Error" && record.processState !== "CompensationFailed") {
+  if (!(RETRYABLE_STATES as readonly ProcessState[]).includes(record.processState)) {
     return refuse(
       record,
       "operatorRetry",
@@ -53,6 +62,6 @@ export function operatorCancel(record: StateRecord, ctx: OperatorContext): Trans
   return requestCompensation(
     record,
     { now: ctx.now, reason: ctx.reason ?? "cancelled by operator", requestedBy: `operator:${ctx.operator}` },
-    ["Pending", "Processing", "Error"],
+    CANCELLABLE_STATES,
   );
 }

@@ -51,6 +51,26 @@ describe("dashboard page", () => {
     expect(embeddedConfig(reader)).toMatchObject({ signedInAs: { canOperate: false } });
   });
 
+  it("offers bulk actions to operators only, for the states the single actions start from", () => {
+    const html = renderDashboardPage(options);
+    expect(html).toContain('id="bulk-form"');
+    const offered = [...html.matchAll(/<select id="bulk-state">(.*?)<\/select>/g)][0]![1]!;
+    expect([...offered.matchAll(/value="(\w+)"/g)].map((m) => m[1])).toEqual([
+      "Error",
+      "CompensationFailed",
+      "Pending",
+      "Processing",
+    ]);
+    expect(embeddedConfig(html)).toMatchObject({
+      operatorStates: { retry: ["Error", "CompensationFailed"], cancel: ["Pending", "Processing", "Error"] },
+    });
+    const reader = renderDashboardPage({
+      ...options,
+      signedInAs: { ...options.signedInAs, canOperate: false },
+    });
+    expect(reader).not.toContain('id="bulk-form"');
+  });
+
   it("shows the devhost playground only when a simulator is configured", () => {
     expect(renderDashboardPage(options)).not.toContain('id="fault-form"');
     const html = renderDashboardPage({
