@@ -5,6 +5,7 @@
  * page is a string in a module rather than a file.
  */
 import { PROCESS_STATES } from "../domain/stateRecord";
+import { AGENT_NAMES } from "../domain/workflow";
 import { CANCELLABLE_STATES, RETRYABLE_STATES } from "../domain/transitions/operator";
 import { DASHBOARD_SCRIPT } from "./script";
 import { DASHBOARD_CSS } from "./styles";
@@ -217,6 +218,13 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
         <div><dt>In flight</dt><dd id="in-flight">–</dd></div>
         <div><dt>Backlog</dt><dd id="backlog">–</dd></div>
         <div><dt>Oldest pending</dt><dd id="oldest-pending">–</dd></div>
+      </dl>
+      <dl class="gauges services" aria-label="Circuit breakers (shared by every instance)">
+        <div><dt>Remote services (shared circuit breakers):</dt></div>${AGENT_NAMES.map(
+          (service) =>
+            `
+        <div><dt>${service}</dt><dd id="service-${service}" class="breaker" data-state="">–</dd></div>`,
+        ).join("")}
       </dl>
     </section>
     ${playground(options).trim()}

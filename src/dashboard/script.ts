@@ -120,6 +120,20 @@ export const DASHBOARD_SCRIPT = String.raw`
     $("backlog").textContent = stats.backlog + " of " + stats.maxPendingBacklog;
     $("oldest-pending").textContent = stats.oldestPendingAgeSeconds === null ? "none" : duration(stats.oldestPendingAgeSeconds * 1000);
     if ($("bulk-max-in-flight")) $("bulk-max-in-flight").textContent = String(stats.maxInFlight);
+    for (const breaker of stats.services || []) {
+      const el = $("service-" + breaker.service);
+      if (!el) continue;
+      el.dataset.state = breaker.state;
+      el.textContent = breakerText(breaker);
+      el.title = breaker.since ? "unavailable since " + breaker.since : "";
+    }
+  }
+
+  // A service's shared circuit breaker in words: up, unavailable until when, or probing.
+  function breakerText(b) {
+    if (b.state === "closed") return "up";
+    if (b.state === "open") return "unavailable" + (b.unavailableUntil ? ", next probe " + time(b.unavailableUntil) : ", probe due");
+    return "probing" + (b.probe ? " (order " + b.probe.orderId + ")" : "");
   }
 
   function setFilter(state) {

@@ -44,6 +44,8 @@ main { padding: 18px 24px 32px; display: grid; gap: 18px; max-width: 1680px; mar
 .gauges div { display: flex; gap: 6px; align-items: baseline; }
 .gauges dt { font-size: 13px; }
 .gauges dd { margin: 0; color: var(--ink); font-weight: 600; font-variant-numeric: tabular-nums; }
+.breaker[data-state="open"] { color: var(--Error); }
+.breaker[data-state="halfOpen"] { color: var(--Compensating); }
 .table-wrap { overflow: auto; max-height: 560px; border: 1px solid var(--line); border-radius: 8px; }
 table { width: 100%; border-collapse: collapse; font-variant-numeric: tabular-nums; }
 th, td { padding: 7px 10px; text-align: left; border-bottom: 1px solid var(--line); vertical-align: top; }

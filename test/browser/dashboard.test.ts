@@ -1,8 +1,8 @@
 /**
  * The operator dashboard in headless Chromium against the whole app on the devhost: one test per scenario, in
  * one browser page, as an operator would use it. The agent makes one call per step here
- * (AGENT_MAX_ATTEMPTS=1), so that a fault on one call fails the step and the Supervisor's recovery shows, and
- * the circuit breaker (5 consecutive failures) never opens during the Error scenario.
+ * (AGENT_MAX_ATTEMPTS=1), so that a fault on one call fails the step and the Supervisor's recovery shows. The
+ * shared circuit breaker opens only on failures from several orders: in the outage scenario, not the Error one.
  */
 import type { Browser, Page } from "playwright-core";
 import { describe, expect } from "vitest";
@@ -262,6 +262,35 @@ describe.skipIf(!chromiumPath)(
         await expect
           .poll(() => page.locator("#action-result").textContent())
           .toContain("Retry refused: HTTP 409, only Error or CompensationFailed orders can be retried");
+        expect(pageErrors).toEqual([]);
+      },
+    );
+
+    it(
+      "shows each service's breaker: payment unavailable during an outage, up again once it answers",
+      { timeout: 90_000 },
+      async ({ e2e, page, pageErrors }) => {
+        await expect.poll(() => page.locator("#service-payment").textContent()).toBe("up");
+        const outage = await e2e.faults.add({ service: "payment", kind: "transient", status: 503 });
+        const orders = Array.from({ length: 6 }, () => e2eOrder("DASH-OUTAGE"));
+        for (const order of orders) expect((await e2e.submit(order)).status).toBe(202);
+        await expect
+          .poll(() => page.locator("#service-payment").getAttribute("data-state"), { timeout: 30_000 })
+          .toBe("open");
+        expect(await page.locator("#service-payment").textContent()).toMatch(
+          /^unavailable, next probe \d\d:\d\d:\d\d$/,
+        );
+        expect(await page.locator("#service-inventory").textContent()).toBe("up");
+        expect(await page.locator("#service-shipping").textContent()).toBe("up");
+        await e2e.faults.remove(outage.id);
+        await expect
+          .poll(() => page.locator("#service-payment").textContent(), { timeout: 40_000 })
+          .toBe("up");
+        await waitForAll(
+          e2e,
+          orders.map((o) => o.orderId),
+          ["Processed"],
+        );
         expect(pageErrors).toEqual([]);
       },
     );

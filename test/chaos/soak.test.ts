@@ -60,8 +60,8 @@ it(
     expect(result.recoveredOrders).toBeGreaterThan(0);
     expect(result.duplicatesPrevented).toBeGreaterThan(0);
     // The outage opened payment's breaker, and it closed again once payment was back.
-    expect(result.alertKinds.ServiceUnavailable).toBeGreaterThanOrEqual(1);
-    expect(result.alertKinds.ServiceRecovered).toBeGreaterThanOrEqual(1);
+    expect(result.alertKinds["ServiceUnavailable payment"]).toBeGreaterThanOrEqual(1);
+    expect(result.alertKinds["ServiceRecovered payment"]).toBe(result.alertKinds["ServiceUnavailable payment"]);
   },
   TEST_TIMEOUT_MS,
 );

@@ -107,7 +107,7 @@ export interface SoakResult {
   duplicatesPrevented: number;
   kills: KillWindow[];
   alerts: number;
-  /** Alerts by kind (ServiceUnavailable and ServiceRecovered among them when a breaker opened). */
+  /** Alerts by kind, a service's alerts by kind and service ("ServiceUnavailable payment"). */
   alertKinds: Record<string, number>;
   bound: Bound;
   /** The order that took longest from first claim to terminal, against its bound. */
@@ -310,7 +310,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       kills,
       alerts: alerts.alerts.length,
       alertKinds: alerts.alerts.reduce<Record<string, number>>((kinds, a) => {
-        kinds[a.kind] = (kinds[a.kind] ?? 0) + 1;
+        const key = a.service ? `${a.kind} ${a.service}` : a.kind;
+        kinds[key] = (kinds[key] ?? 0) + 1;
         return kinds;
       }, {}),
       bound,
