@@ -61,7 +61,9 @@ it(
     expect(result.duplicatesPrevented).toBeGreaterThan(0);
     // The outage opened payment's breaker, and it closed again once payment was back.
     expect(result.alertKinds["ServiceUnavailable payment"]).toBeGreaterThanOrEqual(1);
-    expect(result.alertKinds["ServiceRecovered payment"]).toBe(result.alertKinds["ServiceUnavailable payment"]);
+    expect(result.alertKinds["ServiceRecovered payment"]).toBe(
+      result.alertKinds["ServiceUnavailable payment"],
+    );
   },
   TEST_TIMEOUT_MS,
 );
