@@ -194,7 +194,12 @@ export async function recordReply(
   if (reply.outcome === "transient" && reply.unavailableUntil !== undefined) {
     const parked = await parkIfUnavailable(
       deps,
-      { ...base, error, until: new Date(reply.unavailableUntil) },
+      {
+        ...base,
+        error,
+        until: new Date(reply.unavailableUntil),
+        outageMaxSeconds: deps.config.outageMaxSeconds,
+      },
       apply,
     );
     if (parked.kind === "parked") return parked.next;

@@ -66,7 +66,12 @@ export async function claimAndStart(
       const wait = await waitForService(deps, record, now, probers);
       if (wait) {
         const deferred = await deps.states.applyIfUnchanged(record, (r) =>
-          deferForOutage(r, { now, until: wait.until, service: wait.service }),
+          deferForOutage(r, {
+            now,
+            until: wait.until,
+            service: wait.service,
+            outageMaxSeconds: deps.config.outageMaxSeconds,
+          }),
         );
         if (deferred.kind === "written") report.deferred++;
         else report.skipped++;

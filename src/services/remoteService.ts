@@ -98,6 +98,8 @@ export class RemoteServiceClient {
   async call(operation: string, body: unknown, call: RemoteCallOptions): Promise<RemoteOutcome> {
     const now = this.options.now ?? (() => new Date());
     let calls = 0;
+    // The failure of the last call made: what to report when the breaker then refused the next try.
+    let lastFailure: unknown;
     const policy = wrap(
       retry(
         handleWhen((e) => !(e instanceof ServiceUnavailableError) && !(e instanceof DeadlinePassedError)),
@@ -138,6 +140,7 @@ export class RemoteServiceClient {
           return { status: res.status, body: parsed };
         } catch (error) {
           // Timeouts and network errors count like 5xx: the breaker cannot tell them from an outage.
+          lastFailure = error;
           await this.options.breaker.onFailure(call.orderId, call.log);
           throw error;
         }
@@ -152,11 +155,13 @@ export class RemoteServiceClient {
         calls,
       };
     } catch (error) {
+      const refused = error instanceof ServiceUnavailableError;
       return {
         outcome: "transient",
-        error: describeTransient(error),
+        // Calls were made and failed before the breaker opened: their failure is the news, not the refusal.
+        error: describeTransient(refused && lastFailure !== undefined ? lastFailure : error),
         calls,
-        ...(error instanceof ServiceUnavailableError ? { unavailableUntil: error.until } : {}),
+        ...(refused ? { unavailableUntil: error.until } : {}),
       };
     }
   }

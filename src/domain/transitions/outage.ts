@@ -25,9 +25,16 @@ export function parkJitterSeconds(orderId: string, attempt: number): number {
   return (hash / 2 ** 32) * PARK_JITTER_SECONDS;
 }
 
-/** When a parked order is due again: the service's "unavailable until", capped at the longest open period, plus jitter. */
-function returnAt(record: StateRecord, now: Date, until: Date): string {
-  const latest = now.getTime() + BREAKER.maxOpenSeconds * 1000;
+/**
+ * When a parked order is due again: the service's "unavailable until", capped at the longest open period and at
+ * the end of the order's OUTAGE_MAX_SECONDS (it then stops waiting and counts its failures), plus jitter.
+ */
+function returnAt(record: StateRecord, now: Date, until: Date, outageMaxSeconds: number): string {
+  const waitingSince = Date.parse(record.parkedSince ?? now.toISOString());
+  const latest = Math.min(
+    now.getTime() + BREAKER.maxOpenSeconds * 1000,
+    waitingSince + outageMaxSeconds * 1000 + 1,
+  );
   const base = Math.max(now.getTime(), Math.min(until.getTime(), latest));
   return new Date(base + parkJitterSeconds(record.orderId, record.attempt) * 1000).toISOString();
 }
@@ -42,6 +49,7 @@ export function outageOutlasted(record: StateRecord, now: Date, outageMaxSeconds
 export interface ParkContext extends StepFailureContext {
   /** Until when the agent's breaker refuses calls. */
   until: Date;
+  outageMaxSeconds: number;
 }
 
 /**
@@ -72,7 +80,7 @@ export function parkForOutage(record: StateRecord, ctx: ParkContext): Transition
     );
   }
   const error: ErrorInfo = { ...ctx.error, at: ctx.now.toISOString() };
-  const retryAt = returnAt(record, ctx.now, ctx.until);
+  const retryAt = returnAt(record, ctx.now, ctx.until, ctx.outageMaxSeconds);
   return commit(
     record,
     ctx.now,
@@ -100,6 +108,7 @@ export interface DeferContext {
   until: Date;
   /** The service, for the audit trail. */
   service: string;
+  outageMaxSeconds: number;
 }
 
 /**
@@ -118,7 +127,7 @@ export function deferForOutage(record: StateRecord, ctx: DeferContext): Transiti
   if (record.lockedBy !== null) {
     return refuse(record, "deferForOutage", "NotLockHolder", `record is locked by ${record.lockedBy}`);
   }
-  const retryAt = returnAt(record, ctx.now, ctx.until);
+  const retryAt = returnAt(record, ctx.now, ctx.until, ctx.outageMaxSeconds);
   return commit(
     record,
     ctx.now,

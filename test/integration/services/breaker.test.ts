@@ -146,4 +146,41 @@ describe("the shared circuit breaker", () => {
       unavailableUntil: new Date(clock.getTime() + 10_000),
     });
   });
+
+  it("reports the failure of the call that opened the breaker, not the refusal of the retry after it", async () => {
+    await reset("shipping");
+    const [a] = twoInstances("shipping");
+    for (let i = 0; i < BREAKER.failureThreshold - 1; i++) await a.onFailure(`ORD-${i % 3}`, log);
+    const fault = stack.emulators.simulatorUrl + "/_faults";
+    await fetch(fault, {
+      method: "POST",
+      body: JSON.stringify({ service: "shipping", kind: "transient", status: 503 }),
+    });
+    try {
+      const client = new RemoteServiceClient(stack.emulators.simulatorUrl + "/shipping", {
+        maxAttempts: 3,
+        attemptTimeoutMs: 500,
+        initialBackoffMs: 10,
+        breaker: a,
+        now: () => clock,
+      });
+      const outcome = await client.call(
+        "book",
+        {
+          orderId: "ORD-S",
+          address: { line1: "1 Main St", city: "Berlin", postalCode: "10115", country: "DE" },
+        },
+        {
+          idempotencyKey: "ORD-S:bookShipping:do",
+          orderId: "ORD-S",
+          log,
+          deadline: new Date(clock.getTime() + 5000),
+        },
+      );
+      expect(outcome).toMatchObject({ outcome: "transient", calls: 1, unavailableUntil: expect.any(Date) });
+      expect(outcome.outcome === "transient" && outcome.error.code).not.toBe("CircuitOpen");
+    } finally {
+      await fetch(fault, { method: "DELETE" });
+    }
+  });
 });

@@ -18,7 +18,16 @@ import { at, ok, pendingRecord, processingRecord } from "../../support/domain";
 const error = { code: "CircuitOpen", message: "circuit breaker open" };
 
 function parked(record: StateRecord, now = at(20), until = at(30)): StateRecord {
-  return ok(parkForOutage(record, { now, lockedBy: record.lockedBy!, stepIndex: 1, error, until }));
+  return ok(
+    parkForOutage(record, {
+      now,
+      lockedBy: record.lockedBy!,
+      stepIndex: 1,
+      error,
+      until,
+      outageMaxSeconds: 3600,
+    }),
+  );
 }
 
 describe("parking for an outage", () => {
@@ -85,6 +94,7 @@ describe("parking for an outage", () => {
       stepIndex: 1,
       error,
       until: at(30),
+      outageMaxSeconds: 3600,
     });
     expect(fenced.ok || fenced.refusal.code).toBe("NotLockHolder");
     const wrongStep = parkForOutage(record, {
@@ -93,6 +103,7 @@ describe("parking for an outage", () => {
       stepIndex: 2,
       error,
       until: at(30),
+      outageMaxSeconds: 3600,
     });
     expect(wrongStep.ok || wrongStep.refusal.code).toBe("StepOutOfOrder");
   });
@@ -102,6 +113,24 @@ describe("parking for an outage", () => {
     expect(Date.parse(p.retryAt!)).toBeLessThan(
       at(20 + BREAKER.maxOpenSeconds + PARK_JITTER_SECONDS).getTime(),
     );
+  });
+
+  it("wakes the order when its OUTAGE_MAX_SECONDS ends, if that comes before the probe", () => {
+    const record = processingRecord(1, true);
+    const p = ok(
+      parkForOutage(record, {
+        now: at(20),
+        lockedBy: record.lockedBy!,
+        stepIndex: 1,
+        error,
+        until: at(300),
+        outageMaxSeconds: 60,
+      }),
+    );
+    const due = Date.parse(p.retryAt!);
+    expect(due).toBeGreaterThan(at(80).getTime());
+    expect(due).toBeLessThan(at(80 + PARK_JITTER_SECONDS + 1).getTime());
+    expect(outageOutlasted(p, new Date(due), 60)).toBe(true);
   });
 
   it("spreads orders parked in the same instant", () => {
@@ -114,7 +143,14 @@ describe("parking for an outage", () => {
 
 describe("deferring a due order", () => {
   it("moves retryAt to the probe time without claiming, and refuses a locked record", () => {
-    const deferred = ok(deferForOutage(pendingRecord(), { now: at(5), until: at(15), service: "payment" }));
+    const deferred = ok(
+      deferForOutage(pendingRecord(), {
+        now: at(5),
+        until: at(15),
+        service: "payment",
+        outageMaxSeconds: 3600,
+      }),
+    );
     expect(deferred).toMatchObject({
       processState: "Pending",
       lockedBy: null,
@@ -124,7 +160,12 @@ describe("deferring a due order", () => {
     expect(Date.parse(deferred.retryAt!)).toBeGreaterThanOrEqual(at(15).getTime());
     const refused = claim(deferred, { now: at(10), claimTimeoutSeconds: 60 });
     expect(refused.ok || refused.refusal.code).toBe("NotDue");
-    const locked = deferForOutage(processingRecord(0), { now: at(5), until: at(15), service: "payment" });
+    const locked = deferForOutage(processingRecord(0), {
+      now: at(5),
+      until: at(15),
+      service: "payment",
+      outageMaxSeconds: 3600,
+    });
     expect(locked.ok || locked.refusal.code).toBe("WrongState");
   });
 });
