@@ -59,6 +59,7 @@ export function createDependencies(
         counts: {
           waiting: () => states.count(["Pending", "Processing", "CompensationPending", "Compensating"]),
           parked: () => states.countParked(),
+          outlasted: (since) => states.countOutlasted(since),
         },
         now,
       });

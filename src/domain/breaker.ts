@@ -217,12 +217,17 @@ export function recordFailure(
   };
 }
 
+/** What the recovery alert sums up: orders parked now, and orders the outage sent to Error (OUTAGE_MAX_SECONDS). */
+export interface RecoveryCounts {
+  parked: number;
+  outlasted: number;
+}
+
 /** A call the service answered (any 2xx or 4xx: it is up). Null when nothing changes. */
 export function recordSuccess(
   record: BreakerRecord,
   now: Date,
-  /** Orders parked by the outage, for the recovery alert. */
-  parkedOrders: number | null,
+  counts: RecoveryCounts | null,
 ): BreakerRecord | null {
   const at = now.toISOString();
   if (record.state === "closed") {
@@ -247,7 +252,12 @@ export function recordSuccess(
       "ServiceRecovered",
       `${record.service} answers again after ${seconds} s unavailable (since ${record.openedAt ?? "unknown"}, ` +
         `${record.failedProbes} failed probe${record.failedProbes === 1 ? "" : "s"})` +
-        (parkedOrders === null ? "" : `; ${parkedOrders} parked orders resume`),
+        (counts === null
+          ? ""
+          : `; ${counts.parked} parked orders resume` +
+            (counts.outlasted > 0
+              ? `; ${counts.outlasted} orders waited longer than OUTAGE_MAX_SECONDS and are in Error (each with its own alert; retry them in bulk)`
+              : "")),
       now,
     ),
     updatedAt: at,

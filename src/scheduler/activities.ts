@@ -16,6 +16,7 @@ import {
   compensationStepFailed,
   idempotencyKeyFor,
   nextStepIndex,
+  OUTLASTED_MARKER,
   outageOutlasted,
   parkForOutage,
   unchanged,
@@ -296,7 +297,7 @@ async function parkIfUnavailable(
       kind: "outlasted",
       error: {
         code: ctx.error.code,
-        message: `${ctx.error.message}; waited for services over OUTAGE_MAX_SECONDS=${max}: the attempt counts as failed`,
+        message: `${ctx.error.message}; waited for services over ${OUTLASTED_MARKER}=${max}: the attempt counts as failed`,
       },
     };
   }

@@ -37,8 +37,15 @@ export interface ServiceBreakerDependencies {
   container: Container;
   settings: BreakerSettings;
   notifications: Notifications;
-  /** Orders not finished, and orders parked: the counts the breaker's alerts give. */
-  counts: { waiting(): Promise<number>; parked(): Promise<number> };
+  /**
+   * The counts the breaker's alerts give: orders not finished, orders parked, and orders in Error since `since`
+   * because they waited longer than OUTAGE_MAX_SECONDS.
+   */
+  counts: {
+    waiting(): Promise<number>;
+    parked(): Promise<number>;
+    outlasted(since: string): Promise<number>;
+  };
   now(): Date;
 }
 
@@ -108,8 +115,13 @@ export class ServiceBreaker {
   /** The service answered (2xx or a 4xx refusal): it is up. Costs no write while it was closed and healthy. */
   async onSuccess(log: Logger): Promise<void> {
     await this.change(log, async (record, now) => {
-      const parked = closesOnSuccess(record) ? await this.deps.counts.parked() : null;
-      return recordSuccess(record, now, parked);
+      const counts = closesOnSuccess(record)
+        ? {
+            parked: await this.deps.counts.parked(),
+            outlasted: record.openedAt ? await this.deps.counts.outlasted(record.openedAt) : 0,
+          }
+        : null;
+      return recordSuccess(record, now, counts);
     });
   }
 

@@ -3,6 +3,7 @@ import {
   CLAIMABLE_STATES,
   LOCKED_STATES,
   PROCESS_STATES,
+  OUTLASTED_MARKER,
   stateRecordSchema,
   type ProcessState,
   type Refusal,
@@ -320,6 +321,22 @@ export class StateStore {
         query:
           "SELECT VALUE COUNT(1) FROM c WHERE ARRAY_CONTAINS(@states, c.processState) AND IS_STRING(c.parkedSince)",
         parameters: [{ name: "@states", value: [...CLAIMABLE_STATES] }],
+      })
+      .fetchAll();
+    return resources.reduce((sum, n) => sum + n, 0);
+  }
+
+  /** Orders in Error since `since` because they waited for services longer than OUTAGE_MAX_SECONDS. */
+  async countOutlasted(since: string): Promise<number> {
+    const { resources } = await this.container.items
+      .query<number>({
+        query:
+          "SELECT VALUE COUNT(1) FROM c WHERE c.processState = 'Error' AND c.updatedAt >= @since " +
+          "AND CONTAINS(c.lastError.message, @marker)",
+        parameters: [
+          { name: "@since", value: since },
+          { name: "@marker", value: OUTLASTED_MARKER },
+        ],
       })
       .fetchAll();
     return resources.reduce((sum, n) => sum + n, 0);

@@ -12,6 +12,12 @@ import { BREAKER } from "../breaker";
 import { checkFence, commit, refuse, release, type TransitionResult } from "./result";
 import type { StepFailureContext } from "./steps";
 
+/**
+ * What the error of an attempt that waited too long says, and what the recovery alert's count looks for in the
+ * message of the Error it led to.
+ */
+export const OUTLASTED_MARKER = "OUTAGE_MAX_SECONDS";
+
 /** Parked orders come back spread over this many seconds after the probe time, so they do not all claim at once. */
 export const PARK_JITTER_SECONDS = 5;
 

@@ -36,7 +36,7 @@ function twoInstances(service: AgentName): [ServiceBreaker, ServiceBreaker] {
       container: containers.leases,
       settings,
       notifications: stack.deps.notifications,
-      counts: { waiting: async () => 12, parked: async () => 9 },
+      counts: { waiting: async () => 12, parked: async () => 9, outlasted: async () => 0 },
       now: () => clock,
     });
   return [make(), make()];

@@ -52,9 +52,9 @@ describe("the shared circuit breaker", () => {
 
   it("counts only consecutive failures: a success resets them, and costs no write when there were none", () => {
     const r = failCalls(closedBreaker("payment", at(0)), ["A", "B"], 3);
-    const reset = recordSuccess(r, at(1), 0)!;
+    const reset = recordSuccess(r, at(1), { parked: 0, outlasted: 0 })!;
     expect(reset).toMatchObject({ state: "closed", failures: 0, failingOrders: [] });
-    expect(recordSuccess(reset, at(2), 0)).toBeNull();
+    expect(recordSuccess(reset, at(2), { parked: 0, outlasted: 0 })).toBeNull();
   });
 
   it("refuses calls until retryAt, then lets exactly one caller take the probe", () => {
@@ -90,13 +90,15 @@ describe("the shared circuit breaker", () => {
   it("closes on the probe's success, deciding ServiceRecovered, and keeps the unsent ServiceUnavailable", () => {
     const open = opened();
     const half = (admit(open, "X", at(10), settings) as { record: BreakerRecord }).record;
-    const closed = recordSuccess(half, at(12), 4)!;
+    const closed = recordSuccess(half, at(12), { parked: 4, outlasted: 2 })!;
     expect(closed).toMatchObject({ state: "closed", openedAt: null, retryAt: null, probe: null });
     expect(unsentAlerts(closed).map((a) => a.messageId)).toEqual([
       "breaker:payment:1:ServiceUnavailable",
       "breaker:payment:1:ServiceRecovered",
     ]);
-    expect(unsentAlerts(closed)[1]!.reason).toMatch(/after 12 s unavailable.*4 parked orders resume/);
+    expect(unsentAlerts(closed)[1]!.reason).toMatch(
+      /after 12 s unavailable.*4 parked orders resume; 2 orders waited longer than OUTAGE_MAX_SECONDS/,
+    );
   });
 
   it("marks an alert sent once, and numbers the next outage's alerts anew", () => {
@@ -104,7 +106,7 @@ describe("the shared circuit breaker", () => {
     const sent = breakerAlertSent(open, "breaker:payment:1:ServiceUnavailable", at(1))!;
     expect(unsentAlerts(sent)).toEqual([]);
     expect(breakerAlertSent(sent, "breaker:payment:1:ServiceUnavailable", at(2))).toBeNull();
-    const closed = recordSuccess(sent, at(3), 0)!;
+    const closed = recordSuccess(sent, at(3), { parked: 0, outlasted: 0 })!;
     const again = failCalls(closed, ["D", "E", "F"], BREAKER.failureThreshold, 4);
     expect(unsentAlerts(again).map((a) => a.messageId)).toEqual([
       "breaker:payment:1:ServiceRecovered",
