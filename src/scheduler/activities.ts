@@ -278,8 +278,8 @@ export async function recordReply(
 
 /**
  * The agent made no call, its service's breaker being open: park the order until the probe time without counting a
- * failure, unless it has waited for services longer than OUTAGE_MAX_SECONDS; then undefined, and the reply is
- * recorded as the transient failure it is, which the Supervisor counts.
+ * failure, unless it has waited for services longer than OUTAGE_MAX_SECONDS: then "outlasted", with the error
+ * to record the reply under as the transient failure it is, which the Supervisor counts.
  */
 async function parkIfUnavailable(
   deps: SchedulerDependencies,
