@@ -43,6 +43,10 @@ export interface EndToEndFigures {
   p50SubmitToProcessedMs: number;
   p99SubmitToProcessedMs: number;
   storeRequestsPerOrder: number;
+  /** The same requests by kind: point reads, writes (creates, replaces, deletes) and queries. */
+  storeReadsPerOrder: number;
+  storeWritesPerOrder: number;
+  storeQueriesPerOrder: number;
   messagesPerOrder: number;
   deliveriesPerOrder: number;
   storeConditionalReplacesPerSec: number;
@@ -89,10 +93,13 @@ export async function benchEndToEnd(options: EndToEndOptions): Promise<EndToEndF
 
     const orders = sampleOrders(options.orders, { prefix: "BENCH" });
     store.count = 0;
+    store.byKind.clear();
     bus.reset();
     const accepted = await submitAll(target, orders, { concurrency: 16 });
     await waitAllProcessed(orders.map((o) => o.orderId));
     const storeRequests = store.count;
+    const perOrder = (match: (kind: string) => boolean) =>
+      [...store.byKind].filter(([kind]) => match(kind)).reduce((sum, [, n]) => sum + n, 0) / options.orders;
     const busCounts = bus.counts();
 
     const records = new Map((await reader.all()).map((r) => [r.orderId, r]));
@@ -113,6 +120,9 @@ export async function benchEndToEnd(options: EndToEndOptions): Promise<EndToEndF
       p50SubmitToProcessedMs: Math.round(percentile(latencies, 50)),
       p99SubmitToProcessedMs: Math.round(percentile(latencies, 99)),
       storeRequestsPerOrder: round(storeRequestsPerOrder),
+      storeReadsPerOrder: round(perOrder((k) => k.startsWith("GET doc"))),
+      storeWritesPerOrder: round(perOrder((k) => /^(PUT|DELETE) doc|^POST docs/.test(k))),
+      storeQueriesPerOrder: round(perOrder((k) => k.startsWith("POST query"))),
       messagesPerOrder: round(messagesPerOrder),
       deliveriesPerOrder: round(busCounts.deliveries / options.orders),
       storeConditionalReplacesPerSec: storeCeiling,

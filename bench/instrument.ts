@@ -52,7 +52,27 @@ export const OBSERVER_USER_AGENT = "bench-observer";
 /** Counts the app's requests to the Cosmos DB stand-in (the benchmark's own are told apart by user agent). */
 export class StoreRequestCounter {
   count = 0;
+  /** The same requests by kind ("POST docs state", "GET docs leases", ...), to see where an order's requests go. */
+  readonly byKind = new Map<string, number>();
   readonly onRequest = (request: IncomingMessage): void => {
-    if (!String(request.headers["user-agent"] ?? "").includes(OBSERVER_USER_AGENT)) this.count++;
+    if (String(request.headers["user-agent"] ?? "").includes(OBSERVER_USER_AGENT)) return;
+    this.count++;
+    const kind = requestKind(request);
+    this.byKind.set(kind, (this.byKind.get(kind) ?? 0) + 1);
   };
+}
+
+/**
+ * A request's method, what it addresses and its container: "GET doc state" (a point read), "PUT doc state" (a
+ * replace), "POST query state" (a query), "POST docs leases" (a create), ...
+ */
+function requestKind(request: IncomingMessage): string {
+  const path = (request.url ?? "").split("?")[0]!.split("/").filter(Boolean);
+  const colls = path.indexOf("colls");
+  const container = colls >= 0 ? (path[colls + 1] ?? "?") : "-";
+  const isQuery =
+    String(request.headers["x-ms-documentdb-isquery"] ?? "") === "true" ||
+    String(request.headers["content-type"] ?? "").includes("query+json");
+  const target = isQuery ? "query" : path.at(-2) === "docs" ? "doc" : (path.at(-1) ?? "?");
+  return `${request.method} ${target} ${container}`;
 }

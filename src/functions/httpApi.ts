@@ -14,7 +14,7 @@ import { orchestrationStatusRequest } from "../api/orchestration";
 import type { Principal, Role } from "../api/principal";
 import { healthRequest, statsRequest } from "../api/stats";
 import { attemptClient, startAttemptWith } from "../scheduler/durableClient";
-import { claimAndStart } from "../scheduler/starter";
+import { requestClaimRound } from "../scheduler/starter";
 
 /**
  * The front door and the operator API: one function per route, all named httpApi-*.
@@ -90,7 +90,7 @@ for (const action of ["retry", "cancel"] as const) {
       const { response, record } = await operatorActionRequest(deps, context, request, action, principal);
       if (record?.processState === "Pending" || record?.processState === "CompensationPending") {
         // Start the retry or the undo now rather than at the next starter tick.
-        await claimAndStart(
+        await requestClaimRound(
           deps,
           context,
           startAttemptWith(df.getClient(context)),
@@ -119,7 +119,7 @@ for (const action of ["retry", "cancel"] as const) {
       const deps = dependencies();
       const { response, acted } = await bulkActionRequest(deps, context, request, action, principal);
       if (acted > 0) {
-        await claimAndStart(
+        await requestClaimRound(
           deps,
           context,
           startAttemptWith(df.getClient(context)),

@@ -2,13 +2,18 @@ import { app, type InvocationContext, type Timer } from "@azure/functions";
 import * as df from "durable-functions";
 import { dependencies } from "../app/dependencies";
 import { startAttemptWith } from "../scheduler/durableClient";
-import { claimAndStart } from "../scheduler/starter";
+import { requestClaimRound } from "../scheduler/starter";
 
 app.timer("starter", {
   schedule: "%STARTER_SCHEDULE%",
   extraInputs: [df.input.durableClient()],
   handler: async (_timer: Timer, context: InvocationContext) => {
     const client = df.getClient(context);
-    await claimAndStart(dependencies(), context, startAttemptWith(client), `timer:${context.invocationId}`);
+    await requestClaimRound(
+      dependencies(),
+      context,
+      startAttemptWith(client),
+      `timer:${context.invocationId}`,
+    );
   },
 });

@@ -2,7 +2,7 @@ import { app, type InvocationContext } from "@azure/functions";
 import * as df from "durable-functions";
 import { dependencies } from "../app/dependencies";
 import { startAttemptWith } from "../scheduler/durableClient";
-import { claimAndStart } from "../scheduler/starter";
+import { requestClaimRound } from "../scheduler/starter";
 import { submitOrder } from "../submission/submit";
 import { isFirstDelivery, setAsideRejected } from "./rejectedMessage";
 
@@ -20,7 +20,7 @@ export async function submitOrderHandler(message: unknown, context: InvocationCo
   if (outcome.created) {
     // Fast path: an idle system starts the order now instead of at the next starter tick.
     const client = df.getClient(context);
-    await claimAndStart(deps, context, startAttemptWith(client), `fast:${context.invocationId}`);
+    await requestClaimRound(deps, context, startAttemptWith(client), `fast:${context.invocationId}`);
   }
 }
 

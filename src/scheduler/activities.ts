@@ -61,9 +61,17 @@ export type DispatchOutcome =
   | { kind: "fenced"; reason: string }
   | { kind: "stopped"; reason: string };
 
-/** What to do after an answer was recorded: dispatch the next move, end finished, or end the attempt. */
+/**
+ * What came of recording an answer: the next move already dispatched (or the attempt finished or fenced while
+ * dispatching it), the order finished, or the attempt ended. `continue` (dispatch the next move) is what builds
+ * before the next move was dispatched in the same activity answered; the orchestration still takes it, so that
+ * the histories of attempts those builds started replay.
+ */
 export type AfterReply =
-  { kind: "continue" } | { kind: "finished"; processState: ProcessState } | { kind: "stop"; reason: string };
+  | DispatchOutcome
+  | { kind: "continue" }
+  | { kind: "finished"; processState: ProcessState }
+  | { kind: "stop"; reason: string };
 
 function fenced(outcome: StoreOutcome): { kind: "fenced"; reason: string } {
   if (outcome.kind === "refused")
@@ -80,8 +88,10 @@ export async function dispatchNext(
   deps: SchedulerDependencies,
   log: Logger,
   { orderId, lockedBy }: AttemptInput,
+  /** The record as this attempt has just written it (with its etag): saves the read. */
+  fresh?: StateRecord,
 ): Promise<DispatchOutcome> {
-  const record = await deps.states.get(orderId);
+  const record = fresh ?? (await deps.states.get(orderId));
   if (!record) return { kind: "fenced", reason: "state record not found" };
   if (record.lockedBy !== lockedBy)
     return { kind: "fenced", reason: `record is held by ${record.lockedBy ?? "nobody"}` };
@@ -224,7 +234,7 @@ export async function recordReply(
         );
       }
       return outcome.kind === "written" || outcome.kind === "unchanged"
-        ? { kind: "continue" }
+        ? dispatchNext(deps, log, input, outcome.record)
         : { kind: "stop", reason: fenced(outcome).reason };
     }
     if (reply.outcome === "transient") {
@@ -244,13 +254,15 @@ export async function recordReply(
       state === "Compensated" ? "compensated" : "compensating",
       `${error.code}: ${error.message}`,
     );
-    return state === "Compensated" ? { kind: "finished", processState: state } : { kind: "continue" };
+    return state === "Compensated"
+      ? { kind: "finished", processState: state }
+      : dispatchNext(deps, log, input, outcome.record);
   }
 
   if (reply.outcome === "ok") {
     const outcome = await apply((r) => compensationStepDone(r, { ...base, result: reply.result ?? null }));
     return outcome.kind === "written" || outcome.kind === "unchanged"
-      ? { kind: "continue" }
+      ? dispatchNext(deps, log, input, outcome.record)
       : { kind: "stop", reason: fenced(outcome).reason };
   }
   const outcome = await apply((r) =>

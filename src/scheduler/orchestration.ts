@@ -22,16 +22,19 @@ export interface SchedulerResult {
 
 /**
  * One attempt (instance id `${orderId}:${attempt}` = the record's lockedBy). Per step it records the dispatch,
- * sends the request, and races the agent's reply against a durable timer at the step's completeBy, cancelling the
+ * sends the request (the first step by its own activity, each later one in the activity that records the answer
+ * before it), and races the agent's reply against a durable timer at the step's completeBy, cancelling the
  * loser. A timeout ends the attempt and leaves the record for the Supervisor.
  */
 export const schedulerOrchestration: OrchestrationHandler = function* (context: OrchestrationContext) {
   const activities = activityProxy<SchedulerActivities>(context);
   const { orderId } = context.df.getInput<SchedulerInput>();
   const attempt: AttemptInput = { orderId, lockedBy: context.df.instanceId };
-  // Each turn dispatches one step (forward or undo); registration refuses a workflow that could need more.
+  // Each turn waits for one step's answer (forward or undo); registration refuses a workflow that could need more.
+  // Recording an answer dispatches the next move in the same activity; an answer recorded by an earlier build
+  // says "continue", and the next move is then dispatched by its own activity, as that build did.
+  let next = yield* activities.schedulerDispatchNext(attempt);
   for (let turn = 0; turn < MAX_ORCHESTRATION_TURNS; turn++) {
-    const next = yield* activities.schedulerDispatchNext(attempt);
     if (next.kind === "fenced") return { outcome: "fenced", detail: next.reason } satisfies SchedulerResult;
     if (next.kind === "stopped") return { outcome: "stopped", detail: next.reason } satisfies SchedulerResult;
     if (next.kind === "finished")
@@ -54,10 +57,13 @@ export const schedulerOrchestration: OrchestrationHandler = function* (context: 
     deadline.cancel();
 
     const recorded = yield* activities.schedulerRecordReply({ ...attempt, reply: reply.result });
-    if (recorded.kind === "finished")
-      return { outcome: "finished", processState: recorded.processState } satisfies SchedulerResult;
     if (recorded.kind === "stop")
       return { outcome: "stopped", detail: recorded.reason } satisfies SchedulerResult;
+    if (recorded.kind !== "continue") next = recorded;
+    else if (turn + 1 < MAX_ORCHESTRATION_TURNS) next = yield* activities.schedulerDispatchNext(attempt);
+    else break;
   }
+  if (next.kind === "finished")
+    return { outcome: "finished", processState: next.processState } satisfies SchedulerResult;
   return { outcome: "stopped", detail: "turn limit reached" } satisfies SchedulerResult;
 };

@@ -13,6 +13,7 @@ import {
   type StateRecord,
 } from "../domain";
 import type { Logger } from "../services/logger";
+import { RoundCoalescer } from "./roundCoalescer";
 
 /** Starts the orchestration of a claimed attempt (the durable client's startNew, in the app). */
 export type StartAttempt = (instanceId: string, orderId: string) => Promise<void>;
@@ -104,6 +105,22 @@ export async function claimAndStart(
   } finally {
     await deps.leases.release(STARTER_LEASE, holder);
   }
+}
+
+const rounds = new RoundCoalescer<StarterReport>();
+
+/**
+ * A claim round as the functions ask for one (the timer, each new submission, an operator's retry): while this
+ * process runs one, an ask makes it run once more and returns at once (undefined) instead of contending for the
+ * starter's lease.
+ */
+export function requestClaimRound(
+  deps: Parameters<typeof claimAndStart>[0],
+  log: Logger,
+  start: StartAttempt,
+  holder: string,
+): Promise<StarterReport | undefined> {
+  return rounds.run(() => claimAndStart(deps, log, start, holder));
 }
 
 /** The services whose breaker is due for its probe, with the one due order of each that makes it. */

@@ -21,6 +21,12 @@ export type LeaseResult =
  * lease duration, which holds for Azure hosts (NTP-synchronised).
  */
 export class LeaseManager {
+  /**
+   * The etag of each lease this instance wrote last, by name and holder: renewing or releasing it is then one
+   * conditional request instead of a read and a write. A stale etag only costs the fallback (412: read, decide).
+   */
+  private readonly written = new Map<string, { etag: string; acquiredAt: string }>();
+
   constructor(private readonly container: Container) {}
 
   async tryAcquire(name: string, holder: string, seconds: number, now: Date): Promise<LeaseResult> {
@@ -32,20 +38,44 @@ export class LeaseManager {
       expiresAt,
       acquiredAt: now.toISOString(),
     };
+    const key = `${name}\u0000${holder}`;
+    const known = this.written.get(key);
+    try {
+      // The fast paths: renew the lease this instance holds, or take one nobody holds (released, or never made).
+      const { resource, etag } = known
+        ? await this.container
+            .item(name, name)
+            .replace(
+              { ...fresh, acquiredAt: known.acquiredAt },
+              { accessCondition: { type: "IfMatch", condition: known.etag } },
+            )
+        : await this.container.items.create(fresh);
+      this.written.set(key, {
+        etag: resource?._etag ?? etag,
+        acquiredAt: resource?.acquiredAt ?? fresh.acquiredAt,
+      });
+      return { acquired: true, expiresAt };
+    } catch (error) {
+      this.written.delete(key);
+      const status = cosmosStatus(error);
+      if (status !== 409 && status !== 412 && status !== 404) throw error;
+    }
     const { resource: current } = await this.container.item(name, name).read<LeaseDocument>();
     try {
       if (!current) {
-        await this.container.items.create(fresh);
+        const { resource } = await this.container.items.create(fresh);
+        if (resource?._etag) this.written.set(key, { etag: resource._etag, acquiredAt: resource.acquiredAt });
         return { acquired: true, expiresAt };
       }
       const free = current.holder === holder || current.expiresAt <= now.toISOString();
       if (!free) return { acquired: false, holder: current.holder, expiresAt: current.expiresAt };
-      await this.container
+      const { resource } = await this.container
         .item(name, name)
         .replace(
           { ...fresh, acquiredAt: current.holder === holder ? current.acquiredAt : fresh.acquiredAt },
           { accessCondition: { type: "IfMatch", condition: current._etag! } },
         );
+      if (resource?._etag) this.written.set(key, { etag: resource._etag, acquiredAt: resource.acquiredAt });
       return { acquired: true, expiresAt };
     } catch (error) {
       const status = cosmosStatus(error);
@@ -58,15 +88,21 @@ export class LeaseManager {
     }
   }
 
-  /** Gives the lease up early (clean shutdown), only if still held by `holder`. */
+  /** Gives the lease up early (clean shutdown, or the end of a claim round), only if still held by `holder`. */
   async release(name: string, holder: string): Promise<void> {
-    const { resource: current } = await this.container.item(name, name).read<LeaseDocument>();
-    if (!current || current.holder !== holder) return;
+    const key = `${name}\u0000${holder}`;
+    const known = this.written.get(key);
+    this.written.delete(key);
+    let etag = known?.etag;
+    if (!etag) {
+      const { resource: current } = await this.container.item(name, name).read<LeaseDocument>();
+      if (!current || current.holder !== holder) return;
+      etag = current._etag!;
+    }
     try {
-      await this.container
-        .item(name, name)
-        .delete({ accessCondition: { type: "IfMatch", condition: current._etag! } });
+      await this.container.item(name, name).delete({ accessCondition: { type: "IfMatch", condition: etag } });
     } catch (error) {
+      // 412: someone took it over after it expired; 404: it is gone already. Either way it is not ours to delete.
       if (cosmosStatus(error) !== 412 && cosmosStatus(error) !== 404) throw error;
     }
   }

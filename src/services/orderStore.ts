@@ -14,20 +14,44 @@ export type EnsureOrderOutcome =
   | { kind: "existing"; document: OrderDocument }
   | { kind: "conflict"; document: OrderDocument; fingerprint: string };
 
+/** Order documents an instance keeps in memory: about the orders in flight on it, a few KB each. */
+export const ORDER_CACHE_SIZE = 2_000;
+
 /**
  * The orders container. Written once per orderId and never overwritten: a redelivered submission finds its own
  * document (same fingerprint) and goes on; different data for a known id is a conflict the caller must surface.
+ * Because a document never changes once written, an instance keeps the ones it has read or written (the
+ * Scheduler reads the order at every step): a cached copy is never stale.
  */
 export class OrderStore {
+  private readonly cache = new Map<string, OrderDocument>();
+
   constructor(private readonly container: Container) {}
 
   async get(orderId: string): Promise<OrderDocument | undefined> {
+    const cached = this.cache.get(orderId);
+    if (cached) return cached;
     const { resource } = await this.container.item(orderId, orderId).read<OrderDocument>();
+    if (resource) this.remember(resource);
     return resource ?? undefined;
+  }
+
+  /** Keeps at most ORDER_CACHE_SIZE documents, dropping the oldest first. */
+  private remember(document: OrderDocument): void {
+    this.cache.delete(document.orderId);
+    this.cache.set(document.orderId, document);
+    if (this.cache.size > ORDER_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
   }
 
   async ensure(order: Order, now: Date): Promise<EnsureOrderOutcome> {
     const fingerprint = orderFingerprint(order);
+    // A document this instance has seen already (the front door created it): no create that can only answer 409.
+    const known = this.cache.get(order.orderId);
+    if (known) {
+      return known.fingerprint === fingerprint
+        ? { kind: "existing", document: known }
+        : { kind: "conflict", document: known, fingerprint };
+    }
     const document: OrderDocument = {
       ...order,
       id: order.orderId,
@@ -35,7 +59,8 @@ export class OrderStore {
       submittedAt: now.toISOString(),
     };
     try {
-      await this.container.items.create(document);
+      const { resource } = await this.container.items.create(document);
+      if (resource) this.remember(resource);
       return { kind: "created", document };
     } catch (error) {
       if (cosmosStatus(error) !== 409) throw error;

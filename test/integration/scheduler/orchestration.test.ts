@@ -88,6 +88,31 @@ it("finishes after two steps, each ended by its reply, and cancels each step's d
   expect(timersOf(id)).toEqual([]);
 });
 
+it("takes the next move from the activity that recorded the answer, with no dispatch activity between", async () => {
+  const step0By = fromNow(MINUTE);
+  const step1By = fromNow(2 * MINUTE);
+  const id = await h.start("MERGED", {
+    schedulerDispatchNext: inOrder(dispatched(0, "do", step0By)),
+    schedulerRecordReply: inOrder<AfterReply>(dispatched(1, "do", step1By), dispatchFinished("Processed")),
+  });
+  await h.deliver(okReply(id, 0, "do"));
+  expect(h.status(id)).toMatchObject({
+    runtimeStatus: "Running",
+    customStatus: { stepIndex: 1, direction: "do", completeBy: step1By.toISOString() },
+  });
+  expect(timersOf(id)).toEqual([step1By.toISOString()]);
+  await h.deliver(okReply(id, 1, "do"));
+  expect(h.status(id)).toMatchObject({
+    runtimeStatus: "Completed",
+    output: { outcome: "finished", processState: "Processed" } satisfies SchedulerResult,
+  });
+  expect(h.calls("MERGED").map((c) => c.name)).toEqual([
+    "schedulerDispatchNext",
+    "schedulerRecordReply",
+    "schedulerRecordReply",
+  ]);
+});
+
 it("times out exactly at completeBy when no reply comes, a week ahead in virtual time", async () => {
   const completeBy = fromNow(WEEK);
   const id = await h.start("SILENT", { schedulerDispatchNext: inOrder(dispatched(0, "do", completeBy)) });
