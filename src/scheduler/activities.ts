@@ -71,7 +71,21 @@ export type AfterReply =
   | DispatchOutcome
   | { kind: "continue" }
   | { kind: "finished"; processState: ProcessState }
-  | { kind: "stop"; reason: string };
+  | {
+      kind: "stop";
+      reason: string;
+      /** The attempt let go of the record (parked for an outage): its place under MAX_IN_FLIGHT is free. */
+      released?: true;
+    };
+
+/**
+ * Whether an activity's outcome frees the attempt's place under MAX_IN_FLIGHT: the order finished (Processed,
+ * Compensated, CompensationFailed) or was parked. The app then runs a claim round at once, so that the place goes
+ * to the next due order now rather than at the next starter tick (work-conserving admission).
+ */
+export function freesPlace(outcome: DispatchOutcome | AfterReply): boolean {
+  return outcome.kind === "finished" || (outcome.kind === "stop" && outcome.released === true);
+}
 
 function fenced(outcome: StoreOutcome): { kind: "fenced"; reason: string } {
   if (outcome.kind === "refused")
@@ -314,7 +328,10 @@ async function parkIfUnavailable(
     };
   }
   if (outcome.kind === "written")
-    return { kind: "parked", next: { kind: "stop", reason: `parked until ${outcome.record.retryAt}` } };
+    return {
+      kind: "parked",
+      next: { kind: "stop", reason: `parked until ${outcome.record.retryAt}`, released: true },
+    };
   return {
     kind: "parked",
     next: { kind: "stop", reason: outcome.kind === "unchanged" ? "duplicate" : fenced(outcome).reason },

@@ -187,8 +187,8 @@ export class Invoker {
 
   /**
    * Runs a handler the caller prepared its own context for (the durable engine builds the orchestration,
-   * activity and entity contexts it reads back): hooks and log lines as for any invocation. Rejects with
-   * the handler's error.
+   * activity and entity contexts it reads back): hooks and log lines as for any invocation. Its extra inputs
+   * (an activity's durable client, say) are filled as for any other trigger. Rejects with the handler's error.
    */
   async invokeDirect(
     held: Registration,
@@ -197,6 +197,7 @@ export class Invoker {
     reason: string,
   ): Promise<unknown> {
     const registration = this.#current(held);
+    this.#fillExtraInputs(registration, context);
     const invocationId = context.invocationId ?? randomUUID();
     const outcome = await this.#track(
       this.#appTime(() =>
@@ -295,6 +296,33 @@ export class Invoker {
     return failure
       ? { invocationId, durationMs, error: failure, rawError }
       : { invocationId, durationMs, ...(value !== undefined ? { value } : {}) };
+  }
+
+  /**
+   * Gives a context the durable engine built the input bindings its function registered, as the host does for
+   * every function: listed in `options.extraInputs`, their values in `extraInputs`.
+   */
+  #fillExtraInputs(registration: Registration, context: unknown): void {
+    const ctx = context as {
+      options?: { extraInputs?: Array<{ name: string; type: string }> };
+      extraInputs?: { set(name: string, value: unknown): void };
+    };
+    if (!ctx.options?.extraInputs || !ctx.extraInputs) return;
+    for (const [bindingName, binding] of Object.entries(registration.metadata.bindings)) {
+      if (binding.direction !== "in" || TRIGGER.test(binding.type)) continue;
+      const data = this.#inputs.get(binding.type.toLowerCase())?.(binding, registration);
+      if (data === undefined) continue;
+      const text = data.json ?? data.string;
+      let value: unknown = text;
+      try {
+        value = typeof text === "string" ? JSON.parse(text) : text;
+      } catch {
+        // Not JSON: the text itself, as the worker passes a string input.
+      }
+      if (!ctx.options.extraInputs.some((i) => i.name === bindingName))
+        ctx.options.extraInputs.push({ ...binding, name: bindingName, type: binding.type });
+      ctx.extraInputs.set(bindingName, value);
+    }
   }
 
   #inputData(registration: Registration, triggerData: RpcTypedData): RpcParameterBinding[] {

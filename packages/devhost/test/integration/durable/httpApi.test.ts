@@ -296,3 +296,18 @@ describe("entities", () => {
     expect((await call<unknown[]>("GET", `${webhooks}/entities/Other`)).body).toEqual([]);
   });
 });
+
+describe("activities with extra inputs", () => {
+  it("gives an activity the durable client it registered, which starts another orchestration", async () => {
+    const started = await startThroughStarter(api, "HandOver", "Lisbon");
+    await api.idle();
+    const handOver = await call<Status>("GET", started.statusQueryGetUri);
+    expect(handOver.body).toMatchObject({ runtimeStatus: "Completed", output: "follow-up-Lisbon" });
+    const followUp = await call<Status>("GET", `${webhooks}/instances/follow-up-Lisbon`);
+    expect(followUp.body).toMatchObject({
+      name: "HelloCities",
+      runtimeStatus: "Completed",
+      output: ["Hello Lisbon!"],
+    });
+  });
+});

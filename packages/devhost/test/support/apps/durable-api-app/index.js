@@ -146,3 +146,14 @@ df.app.entity("Counter", (context) => {
       break;
   }
 });
+
+// An activity with a durable client of its own (an extra input, as any function may have): it starts the
+// follow-up orchestration itself, as a hand-over from one unit of work to the next does.
+df.app.activity("StartFollowUp", {
+  extraInputs: [df.input.durableClient()],
+  handler: async (city, context) =>
+    df.getClient(context).startNew("HelloCities", { instanceId: `follow-up-${city}`, input: [city] }),
+});
+df.app.orchestration("HandOver", function* (context) {
+  return yield context.df.callActivity("StartFollowUp", context.df.getInput());
+});
