@@ -9,6 +9,7 @@
  *    engine's JavaScript syntax tree before the code is generated (`linearCollections`).
  *  - The server compiles the generated code with `new Function` for every request; here it is compiled once per
  *    query text and kept.
+ *  - Documents that cannot match the WHERE are left out before the engine runs (queryCandidates.ts).
  *  - A page is stripped of `undefined` in linear time, not by copying it once per row (queryHelpers.ts).
  */
 // @ts-expect-error -- @babel/generator 7.6.2, the engine's own code generator, ships no types (used as below).
@@ -19,6 +20,7 @@ import * as builtinFunctions from "@zeit/cosmosdb-query/lib/builtin-functions";
 import type * as helpers from "@zeit/cosmosdb-query/lib/helpers";
 import transform from "@zeit/cosmosdb-query/lib/transformer";
 import type { CompositeIndex } from "@zeit/cosmosdb-query/lib/types";
+import { candidateFilter, type CandidateFilter, type ParameterValues } from "./queryCandidates";
 import { QUERY_HELPERS } from "./queryHelpers";
 
 export interface QueryParameters {
@@ -51,6 +53,7 @@ type Execute = (
 export interface CompiledQuery {
   /** The engine's parsed query (for `containsPartitionKeys`). */
   query: ReturnType<typeof parseQuery>;
+  candidates: CandidateFilter | undefined;
   execute?: Execute;
 }
 
@@ -177,6 +180,15 @@ export function linearCode(ast: unknown): string {
 const compile = (ast: unknown): Execute =>
   new Function(`"use strict";return (${linearCode(ast)})`)() as Execute;
 
+/** The query's candidate filter; none (every document goes to the engine) should deriving it ever fail. */
+function candidatesOf(ast: unknown): CandidateFilter | undefined {
+  try {
+    return candidateFilter(ast);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Compiled queries by text, most recently used last; the server keeps 100 parsed queries per container. */
 const cache = new Map<string, CompiledQuery>();
 const CACHE_SIZE = 500;
@@ -190,14 +202,14 @@ export function compiledQuery(sql: string): CompiledQuery {
     return cached;
   }
   const query = parseQuery(sql);
-  const compiled: CompiledQuery = { query };
+  const compiled: CompiledQuery = {
+    query,
+    candidates: candidatesOf(query.ast),
+  };
   cache.set(sql, compiled);
   if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value as string);
   return compiled;
 }
-
-/** A query's parameters as the engine's generated code reads them (`$p`): by name without the `@`. */
-export type ParameterValues = Record<string, unknown>;
 
 /** `@name` → value, as the engine's executor builds its parameter object. */
 export function parameterValues(parameters: QueryParameters["parameters"]): ParameterValues {
@@ -216,7 +228,9 @@ export function runQuery(
   { parameters, udf, maxItemCount, continuation, compositeIndexes }: QueryParameters = {},
 ): QueryResult {
   const values = parameterValues(parameters);
-  const collection = [...documents];
+  const candidate = compiled.candidates?.(values);
+  const collection: unknown[] = [];
+  for (const document of documents) if (!candidate || candidate(document)) collection.push(document);
   compiled.execute ??= compile(compiled.query.ast);
   return compiled.execute(
     aggregateFunctions,
