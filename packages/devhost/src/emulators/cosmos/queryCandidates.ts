@@ -176,7 +176,7 @@ function pathOf(node: SqlNode, alias: string): Key[] | undefined {
   return undefined;
 }
 
-/** The value at `keys`, read as the engine's generated code reads a member: `typeof o === "object" && o ? o[k]`. */
+/** The value at `keys`, as the engine's generated code reads members: `typeof o === "object" && o ? o[k]`. */
 function valueAt(document: unknown, keys: readonly Key[]): unknown {
   let value = document;
   for (const key of keys) {
@@ -230,7 +230,7 @@ type ConditionTest = (parameters: ParameterValues) => DocumentTest | undefined;
 const FLIPPED: Readonly<Record<string, string>> = { "<": ">", "<=": ">=", ">": "<", ">=": "<=" };
 
 function comparison(keys: Key[], operator: string, bound: unknown): DocumentTest | undefined {
-  // The engine compares only values of one type (and never objects): a string with a string, a number with a number.
+  // The engine compares values of one type only, never objects: a string with a string, a number with a number.
   if (typeof bound !== "string" && (typeof bound !== "number" || Number.isNaN(bound))) return undefined;
   const type = typeof bound;
   const b = bound as string | number;

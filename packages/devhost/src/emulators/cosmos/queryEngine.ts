@@ -5,8 +5,9 @@
  *
  *  - The engine's generated code gathers the documents with `coll.reduce(($, c) => [...$, { c }], [])`, which
  *    copies the array once per document: a query over n documents costs O(n²) (measured on the engine alone:
- *    0.1 s at 10,000 documents, 9 s at 20,000, 31 s at 30,000). Each such `reduce` is rewritten to the `flatMap` it equals, in the
- *    engine's JavaScript syntax tree before the code is generated (`linearCollections`).
+ *    0.1 s at 10,000 documents, 9 s at 20,000, 31 s at 30,000). Each such `reduce` is rewritten to the
+ *    `flatMap` it equals, in the engine's JavaScript syntax tree before the code is generated
+ *    (`linearCollections`).
  *  - The server compiles the generated code with `new Function` for every request; here it is compiled once per
  *    query text and kept.
  *  - Documents that cannot match the WHERE are left out before the engine runs (queryCandidates.ts).

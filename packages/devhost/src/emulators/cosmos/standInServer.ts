@@ -1,9 +1,9 @@
 /**
  * The stand-in server: @vercel/cosmosdb-server's account, routes and handlers, in a request listener of this
- * package's own instead of the package's `createHttpServer`, so that the emulator holds the account the handlers
- * work on. Every request goes to the package's handler for its route, as in `createHttpServer`, except the two that
- * run the query engine over a container: a document query and a read feed of documents. Those run through
- * queryEngine.ts, which gives the same answer without the engine's O(n²) cost in the size of the container.
+ * package's own instead of the package's `createHttpServer`, so that the emulator holds the account the
+ * handlers work on. Every request goes to the package's handler for its route, as in `createHttpServer`, except
+ * the two that run the query engine over a container: a document query and a read feed of documents. Those run
+ * through queryEngine.ts, which gives the same answer without the engine's O(n²) cost in the container's size.
  *
  * `respond` is the package's own request handler (lib/index.js, `generateRequestHandler`), with keep-alive on.
  */
@@ -103,7 +103,7 @@ const REPLACED = new Map<unknown, Handler>([
   [readDocumentsHandler, readDocuments],
 ]);
 
-/** The package's request handler (lib/index.js), with keep-alive, and the two handlers above in place of its own. */
+/** The package's request handler (lib/index.js), with keep-alive, and the two handlers above for its own. */
 function respond(account: Account, req: IncomingMessage, res: ServerResponse): void {
   const route = routes(req) as [Params, Handler] | undefined;
   (async () => {
