@@ -3,7 +3,10 @@
  * Cosmos DB stand-in holding 1,000 to 50,000 records, of which a fixed number have an expired attempt. Reports
  * the records each sweep read (the expired ones the query returned), its store requests and its duration.
  * The query is bounded by state and a completeBy window, so what it reads should not grow with the store.
+ * At each size it also times a point read and a conditional replace (read, then replace with IfMatch) of
+ * stored records, one at a time, which should not grow with the store either.
  */
+import { CosmosClient, type Container } from "@azure/cosmos";
 import { InvocationContext } from "@azure/functions";
 import { createDependencies } from "../src/app/dependencies";
 import { loadConfig } from "../src/config";
@@ -11,7 +14,7 @@ import { orderWorkflowV1, submit, type StateRecord } from "../src/domain";
 import { startLocalStack } from "../tools/localStack";
 import { sampleOrder } from "../tools/sampleOrders";
 import { sweep } from "../src/supervisor/sweep";
-import { StoreRequestCounter } from "./instrument";
+import { OBSERVER_USER_AGENT, StoreRequestCounter } from "./instrument";
 
 export interface SweepPoint {
   records: number;
@@ -19,9 +22,43 @@ export interface SweepPoint {
   recordsRead: number;
   storeRequests: number;
   sweepMs: number;
+  /** Mean time of one point read of a stored record. */
+  pointReadMs: number;
+  /** Mean time of one conditional replace of a stored record: its read, then the replace with IfMatch. */
+  replaceMs: number;
 }
 
 const INSERT_CONCURRENCY = 32;
+/** Point reads and conditional replaces timed at each size, one at a time, after a few untimed ones. */
+const TIMED_OPERATIONS = 200;
+const WARM_UP_OPERATIONS = 20;
+
+/** Mean milliseconds per call of `operation` on `TIMED_OPERATIONS` records spread over `orderIds`. */
+async function meanMs(orderIds: string[], operation: (orderId: string) => Promise<void>): Promise<number> {
+  const at = (k: number) => orderIds[Math.floor((k * orderIds.length) / TIMED_OPERATIONS)]!;
+  for (let k = 0; k < WARM_UP_OPERATIONS; k++) await operation(at(k));
+  const started = performance.now();
+  for (let k = 0; k < TIMED_OPERATIONS; k++) await operation(at(k));
+  return Math.round(((performance.now() - started) / TIMED_OPERATIONS) * 100) / 100;
+}
+
+/** Times point reads and conditional replaces of finished records in the state container. */
+async function timeItemOperations(
+  state: Container,
+  orderIds: string[],
+): Promise<{ pointReadMs: number; replaceMs: number }> {
+  const pointReadMs = await meanMs(orderIds, async (orderId) => {
+    const { resource } = await state.item(orderId, orderId).read();
+    if (!resource) throw new Error(`state record ${orderId} is missing`);
+  });
+  const replaceMs = await meanMs(orderIds, async (orderId) => {
+    const item = state.item(orderId, orderId);
+    const { resource, etag } = await item.read<Record<string, unknown>>();
+    if (!resource) throw new Error(`state record ${orderId} is missing`);
+    await item.replace(resource, { accessCondition: { type: "IfMatch", condition: etag } });
+  });
+  return { pointReadMs, replaceMs };
+}
 
 /** A record as a finished order leaves it, or one whose attempt expired a minute ago. */
 function record(i: number, now: Date, expired: boolean): StateRecord {
@@ -54,7 +91,17 @@ export async function benchSweep({
     invocationId: "bench",
     logHandler: () => undefined,
   });
+  // The benchmark's own client, whose requests the counter leaves out.
+  const observer = new CosmosClient({
+    endpoint: stack.cosmos.endpoint,
+    key: stack.cosmos.key,
+    connectionPolicy: { enableEndpointDiscovery: false },
+    userAgentSuffix: OBSERVER_USER_AGENT,
+  });
+  const state = observer.database(stack.cosmos.database).container("state");
   const points: SweepPoint[] = [];
+  /** The finished records, which the sweep never touches: the ones the item operations are timed on. */
+  const finished: string[] = [];
   let next = 1;
   const insert = async (count: number, expiredRecords: boolean) => {
     const now = new Date();
@@ -63,7 +110,9 @@ export async function benchSweep({
       Array.from({ length: INSERT_CONCURRENCY }, async () => {
         while (remaining > 0) {
           remaining--;
-          await deps.states.create(record(next++, now, expiredRecords));
+          const stored = record(next++, now, expiredRecords);
+          await deps.states.create(stored);
+          if (!expiredRecords) finished.push(stored.orderId);
         }
       }),
     );
@@ -84,19 +133,25 @@ export async function benchSweep({
       if (!report.leader) throw new Error("the benchmark's sweep did not get the Supervisor lease");
       if (report.acted !== expired)
         throw new Error(`the sweep acted on ${report.acted} of ${expired} expired records`);
+      const storeRequests = counter.count;
+      const { pointReadMs, replaceMs } = await timeItemOperations(state, finished);
       points.push({
         records: size,
         expired,
         recordsRead: report.scanned,
-        storeRequests: counter.count,
+        storeRequests,
         sweepMs: Math.round(sweepMs),
+        pointReadMs,
+        replaceMs,
       });
       log(
-        `${size} records: read ${report.scanned}, ${counter.count} store requests, ${Math.round(sweepMs)} ms`,
+        `${size} records: read ${report.scanned}, ${storeRequests} store requests, ${Math.round(sweepMs)} ms; ` +
+          `point read ${pointReadMs} ms, conditional replace ${replaceMs} ms`,
       );
     }
     return points;
   } finally {
+    observer.dispose();
     await deps.close();
     await stack.stop();
   }

@@ -1,4 +1,5 @@
-// Embedded Cosmos DB stand-in: @vercel/cosmosdb-server in this process on a private loopback port, behind a
+// Embedded Cosmos DB stand-in: @vercel/cosmosdb-server in this process on a private loopback port (its routes and
+// handlers in a listener of this package, standInServer.ts, which runs document queries in linear time), behind a
 // gateway (gateway.ts, cosmosProtocol.ts) that serves clients over plain http with keep-alive and corrects what
 // the server answers differently from Cosmos DB for the .NET and Python SDKs. The databases and containers of
 // its config (config.ts) are created through the real @azure/cosmos client, so an app talks to it exactly as it
@@ -6,11 +7,11 @@
 import type { AddressInfo } from "node:net";
 import type { IncomingMessage, Server } from "node:http";
 import { CosmosClient } from "@azure/cosmos";
-import { createHttpServer } from "@vercel/cosmosdb-server";
 import { DEFAULT_COSMOS_PORT } from "../ports";
 import { EMPTY_COSMOS_CONFIG, loadCosmosConfig, type CosmosEmulatorConfig } from "./config";
 import { cosmosProtocol } from "./cosmosProtocol";
 import { createGateway } from "./gateway";
+import { createStandInServer } from "./standInServer";
 
 /** The official emulator's published key. The stand-in checks no auth; using this key keeps the connection
  *  string interchangeable with the official emulator's. */
@@ -74,7 +75,7 @@ export async function startCosmosEmulator(opts: CosmosEmulatorOptions = {}): Pro
   const host = opts.host ?? "127.0.0.1";
   const config = opts.config === undefined ? EMPTY_COSMOS_CONFIG : loadCosmosConfig(opts.config);
   // The server listens on a private loopback port of its own: the gateway forwards translated requests there.
-  const server = createHttpServer({ keepAlive: true });
+  const server = createStandInServer();
   await listen(server, 0, "127.0.0.1");
   let endpoint = "";
   const gateway = createGateway(
