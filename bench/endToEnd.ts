@@ -13,7 +13,7 @@ import { StateReader } from "../tools/soak/observe";
 import { startLocalStack } from "../tools/localStack";
 import { submitAll } from "../tools/soak/submitter";
 import { sampleOrders } from "../tools/sampleOrders";
-import { OBSERVER_USER_AGENT, StoreRequestCounter, countServiceBus } from "./instrument";
+import { OBSERVER_USER_AGENT, StoreRequestCounter, countServiceBus, processCpuMs } from "./instrument";
 import { conditionalReplacesPerSecond } from "./storeCeiling";
 
 /** The compiled app next to this file in dist/, and the compiled devhost package's CLI. */
@@ -47,6 +47,8 @@ export interface EndToEndFigures {
   storeReadsPerOrder: number;
   storeWritesPerOrder: number;
   storeQueriesPerOrder: number;
+  /** CPU time of the app's process (user + system) per order during the measured run; NaN without /proc. */
+  appCpuMsPerOrder: number;
   messagesPerOrder: number;
   deliveriesPerOrder: number;
   storeConditionalReplacesPerSec: number;
@@ -95,9 +97,13 @@ export async function benchEndToEnd(options: EndToEndOptions): Promise<EndToEndF
     store.count = 0;
     store.byKind.clear();
     bus.reset();
+    const cpuBefore = processCpuMs(app.pid);
     const accepted = await submitAll(target, orders, { concurrency: 16 });
     await waitAllProcessed(orders.map((o) => o.orderId));
     const storeRequests = store.count;
+    const cpuAfter = processCpuMs(app.pid);
+    const appCpuMsPerOrder =
+      cpuBefore !== undefined && cpuAfter !== undefined ? (cpuAfter - cpuBefore) / options.orders : NaN;
     const perOrder = (match: (kind: string) => boolean) =>
       [...store.byKind].filter(([kind]) => match(kind)).reduce((sum, [, n]) => sum + n, 0) / options.orders;
     const busCounts = bus.counts();
@@ -123,6 +129,7 @@ export async function benchEndToEnd(options: EndToEndOptions): Promise<EndToEndF
       storeReadsPerOrder: round(perOrder((k) => k.startsWith("GET doc"))),
       storeWritesPerOrder: round(perOrder((k) => /^(PUT|DELETE) doc|^POST docs/.test(k))),
       storeQueriesPerOrder: round(perOrder((k) => k.startsWith("POST query"))),
+      appCpuMsPerOrder: round(appCpuMsPerOrder),
       messagesPerOrder: round(messagesPerOrder),
       deliveriesPerOrder: round(busCounts.deliveries / options.orders),
       storeConditionalReplacesPerSec: storeCeiling,

@@ -4,6 +4,7 @@
  * drop as duplicates or hand to a receiver (by wrapping MessageQueue's send and receive). The counting is
  * benchmark instrumentation only; the emulators behave exactly as without it.
  */
+import { readFileSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
 import { MessageQueue } from "devhost/emulators";
 
@@ -75,4 +76,25 @@ function requestKind(request: IncomingMessage): string {
     String(request.headers["content-type"] ?? "").includes("query+json");
   const target = isQuery ? "query" : path.at(-2) === "docs" ? "doc" : (path.at(-1) ?? "?");
   return `${request.method} ${target} ${container}`;
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ): 100 on Linux everywhere this runs. */
+const USER_HZ = 100;
+
+/**
+ * CPU time a process has used so far (user + system), in ms, from /proc/<pid>/stat; undefined where there is no
+ * /proc (not Linux) or the process is gone.
+ */
+export function processCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name is in parentheses and may hold spaces: count fields after its closing one.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const utime = Number(fields[11]);
+    const stime = Number(fields[12]);
+    return Number.isFinite(utime + stime) ? ((utime + stime) * 1000) / USER_HZ : undefined;
+  } catch {
+    return undefined;
+  }
 }
