@@ -33,11 +33,6 @@ it("orders wait OUTAGE_MAX_SECONDS for a service that never returns, then each e
   const parked = failed.filter((r) => r.history.some((h) => h.event === "parked" || h.event === "deferred"));
   expect(parked.length).toBeGreaterThan(0);
   for (const record of parked) {
-    console.log(
-      record.orderId,
-      record.lastError?.message,
-      JSON.stringify(record.history.map((h) => [h.at.slice(11, 19), h.event, h.detail?.slice(0, 40)])),
-    );
     // Not before the maximum: the first park (or deferral) to the Error is at least OUTAGE_MAX_SECONDS.
     const firstWait = record.history.find((h) => h.event === "parked" || h.event === "deferred")!.at;
     expect(Date.parse(record.updatedAt) - Date.parse(firstWait)).toBeGreaterThanOrEqual(
