@@ -39,7 +39,7 @@ export async function submitOrderRequest(
   if (!checked.ok) return problem(400, checked.reason);
   const order = checked.order;
 
-  const backlog = await deps.states.count(["Pending"]);
+  const backlog = await deps.backlog.pending();
   if (backlog >= deps.config.maxPendingBacklog) {
     return json(
       429,

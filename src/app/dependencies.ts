@@ -5,6 +5,7 @@ import { HealthProbe } from "../services/health";
 import { LeaseManager } from "../services/lease";
 import { Notifications } from "../services/notifications";
 import { OrderStore } from "../services/orderStore";
+import { BacklogGauge } from "../services/backlog";
 import { ServiceBreaker } from "../services/breaker";
 import { RemoteServiceClient } from "../services/remoteService";
 import { Messaging, createServiceBusClient } from "../services/serviceBus";
@@ -22,6 +23,8 @@ export interface Dependencies {
   states: StateStore;
   orders: OrderStore;
   leases: LeaseManager;
+  /** The Pending backlog the front door checks against MAX_PENDING_BACKLOG, counted at most once a second. */
+  backlog: BacklogGauge;
   messaging: Messaging;
   notifications: Notifications;
   health: HealthProbe;
@@ -72,6 +75,7 @@ export function createDependencies(
     states,
     orders: new OrderStore(containers.orders),
     leases: new LeaseManager(containers.leases),
+    backlog: new BacklogGauge(states, now),
     messaging,
     notifications,
     health: new HealthProbe(containers.client, config.cosmosDatabase, serviceBus),
