@@ -75,6 +75,18 @@ export const breakerRecordSchema = z.looseObject({
 });
 export type BreakerRecord = z.infer<typeof breakerRecordSchema>;
 
+/** The fields of a closed breaker with nothing counted: a new record, and one a successful call closes. */
+const closedState = () =>
+  ({
+    state: "closed",
+    failures: 0,
+    failingOrders: [],
+    openedAt: null,
+    retryAt: null,
+    failedProbes: 0,
+    probe: null,
+  }) satisfies Partial<BreakerRecord>;
+
 export const breakerRecordId = (service: AgentName): string => `breaker:${service}`;
 
 export function closedBreaker(service: AgentName, now: Date): BreakerRecord {
@@ -83,13 +95,7 @@ export function closedBreaker(service: AgentName, now: Date): BreakerRecord {
     id,
     orderId: id,
     service,
-    state: "closed",
-    failures: 0,
-    failingOrders: [],
-    openedAt: null,
-    retryAt: null,
-    failedProbes: 0,
-    probe: null,
+    ...closedState(),
     outages: 0,
     alerts: [],
     updatedAt: now.toISOString(),
@@ -238,13 +244,7 @@ export function recordSuccess(
   const seconds = record.openedAt ? Math.round((now.getTime() - Date.parse(record.openedAt)) / 1000) : 0;
   return {
     ...record,
-    state: "closed",
-    failures: 0,
-    failingOrders: [],
-    openedAt: null,
-    retryAt: null,
-    failedProbes: 0,
-    probe: null,
+    ...closedState(),
     alerts: withAlert(
       record.alerts,
       record.service,

@@ -79,6 +79,16 @@ app.http("httpApi-getOrchestration", {
   ),
 });
 
+/** A claim round right after an operator's action, so that the orders it sent back start now, not at the next tick. */
+function claimRoundNow(context: InvocationContext): Promise<unknown> {
+  return requestClaimRound(
+    dependencies(),
+    context,
+    startAttemptWith(df.getClient(context)),
+    `api:${context.invocationId}`,
+  );
+}
+
 for (const action of ["retry", "cancel"] as const) {
   app.http(`httpApi-${action}Order`, {
     route: `orders/{orderId}/${action}`,
@@ -90,12 +100,7 @@ for (const action of ["retry", "cancel"] as const) {
       const { response, record } = await operatorActionRequest(deps, context, request, action, principal);
       if (record?.processState === "Pending" || record?.processState === "CompensationPending") {
         // Start the retry or the undo now rather than at the next starter tick.
-        await requestClaimRound(
-          deps,
-          context,
-          startAttemptWith(df.getClient(context)),
-          `api:${context.invocationId}`,
-        );
+        await claimRoundNow(context);
       }
       return response;
     }),
@@ -119,12 +124,7 @@ for (const action of ["retry", "cancel"] as const) {
       const deps = dependencies();
       const { response, acted } = await bulkActionRequest(deps, context, request, action, principal);
       if (acted > 0) {
-        await requestClaimRound(
-          deps,
-          context,
-          startAttemptWith(df.getClient(context)),
-          `api:${context.invocationId}`,
-        );
+        await claimRoundNow(context);
       }
       return response;
     }),

@@ -12,6 +12,7 @@ import {
   unavailableUntil,
   unsentAlerts,
   type AgentName,
+  type BreakerAlert,
   type BreakerRecord,
   type BreakerSettings,
 } from "../domain";
@@ -132,7 +133,7 @@ export class ServiceBreaker {
     for (const alert of due) {
       log.warn(`supervisor: alert ${alert.messageId} was decided but not sent; sending it now`);
     }
-    if (due.length > 0) await this.sendAlerts(log, record, due.length);
+    await this.sendAlerts(log, due);
     return due.length;
   }
 
@@ -150,7 +151,8 @@ export class ServiceBreaker {
         if (written.state !== record.state) {
           log.warn(`${this.service}: circuit ${record.state} → ${written.state}`);
         }
-        if (unsentAlerts(written).length > unsentAlerts(record).length) await this.sendAlerts(log, written);
+        if (unsentAlerts(written).length > unsentAlerts(record).length)
+          await this.sendAlerts(log, unsentAlerts(written));
         return;
       }
       log.warn(`${this.service}: circuit breaker update lost ${MAX_RACES} races; left to the next call`);
@@ -159,9 +161,9 @@ export class ServiceBreaker {
     }
   }
 
-  /** Sends the record's unsent alerts (the newest `limit`), each under its MessageId, then marks each sent. */
-  private async sendAlerts(log: Logger, record: BreakerRecord, limit = Infinity): Promise<void> {
-    for (const alert of unsentAlerts(record).slice(-limit)) {
+  /** Sends each alert under its MessageId, then marks it sent on the record. */
+  private async sendAlerts(log: Logger, alerts: readonly BreakerAlert[]): Promise<void> {
+    for (const alert of alerts) {
       try {
         await this.deps.notifications.alert(
           log,
