@@ -7,6 +7,10 @@
  * open ──(retryAt reached: the first call takes the probe)──▶ halfOpen
  * halfOpen ──(the probe succeeds)──▶ closed          halfOpen ──(the probe fails)──▶ open, for twice as long
  *
+ * Twice as long only when the probe came from an order that had not failed on this service in the outage: a few
+ * orders whose own requests keep failing (three poison payloads at once) may open the circuit, but their failed
+ * probes must not stretch a false outage to minutes for every other order waiting.
+ *
  * Failures must come from several orders because one order whose own payload always fails the service is that
  * order's problem, not an outage: it must spend its own retry budget and end in Error, while the service keeps
  * serving every other order.
@@ -21,6 +25,12 @@ export const BREAKER = {
   failureThreshold: 5,
   /** ...when they came from at least this many different orders. */
   distinctOrders: 3,
+  /**
+   * The failing orders a record remembers in an outage: those whose failures opened it and those whose probes
+   * failed. A failed probe by one of them is weak evidence (its own request may be what fails), so it does not
+   * lengthen the open period, and the starter lets another order probe first.
+   */
+  suspectsKept: 20,
   /** Each failed probe doubles the open period, up to this. */
   maxOpenSeconds: 300,
   /**
@@ -53,14 +63,19 @@ export const breakerRecordSchema = z.looseObject({
   state: z.enum(BREAKER_STATES),
   /** Consecutive failed calls seen while closed. */
   failures: z.number().int().nonnegative(),
-  /** The orders those failures came from, at most BREAKER.distinctOrders of them. */
+  /**
+   * The orders those failures came from, and in an outage those whose probes failed: the latest
+   * BREAKER.suspectsKept of them.
+   */
   failingOrders: z.array(z.string()),
   /** Start of the current outage (first opening); null while closed. */
   openedAt: isoTimestamp.nullable(),
   /** While open: when the next probe may start. */
   retryAt: isoTimestamp.nullable(),
-  /** Failed probes in this outage: the open period doubles with each. */
+  /** Failed probes in this outage from orders not suspected (isSuspect): the open period doubles with each. */
   failedProbes: z.number().int().nonnegative(),
+  /** Failed probes in this outage from suspected orders, which reopened the circuit for the same period. */
+  suspectProbes: z.number().int().nonnegative().default(0),
   /** While half-open: the order whose call is the probe, and until when it holds it. */
   probe: z.strictObject({ orderId: z.string().min(1), until: isoTimestamp }).nullable(),
   /** Outages so far, numbering the alerts' MessageIds. */
@@ -84,6 +99,7 @@ const closedState = () =>
     openedAt: null,
     retryAt: null,
     failedProbes: 0,
+    suspectProbes: 0,
     probe: null,
   }) satisfies Partial<BreakerRecord>;
 
@@ -166,8 +182,15 @@ export function opensOnFailure(record: BreakerRecord, orderId: string): boolean 
 }
 
 function withOrder(orders: readonly string[], orderId: string): string[] {
-  return orders.includes(orderId) ? [...orders] : [...orders, orderId].slice(-BREAKER.distinctOrders);
+  return orders.includes(orderId) ? [...orders] : [...orders, orderId].slice(-BREAKER.suspectsKept);
 }
+
+/**
+ * Has `orderId` failed on this service in the current outage (or the failure streak)? Its probe's failure then
+ * says little about the service, and another order should probe first.
+ */
+export const isSuspect = (record: BreakerRecord, orderId: string): boolean =>
+  record.failingOrders.includes(orderId);
 
 /**
  * A failed call (5xx, 408, 429, timeout, network error). Returns the record to write, or null when nothing
@@ -184,12 +207,16 @@ export function recordFailure(
   const at = now.toISOString();
   if (record.state === "open") return null;
   if (record.state === "halfOpen") {
-    const failedProbes = record.failedProbes + 1;
+    // A failure from an order that already failed here reopens for the same period; any other's doubles it.
+    const suspect = isSuspect(record, orderId);
+    const failedProbes = record.failedProbes + (suspect ? 0 : 1);
     return {
       ...record,
       state: "open",
       probe: null,
+      failingOrders: withOrder(record.failingOrders, orderId),
       failedProbes,
+      suspectProbes: record.suspectProbes + (suspect ? 1 : 0),
       retryAt: later(now, openSeconds(settings, failedProbes)).toISOString(),
       updatedAt: at,
     };
@@ -207,6 +234,7 @@ export function recordFailure(
     openedAt: at,
     retryAt,
     failedProbes: 0,
+    suspectProbes: 0,
     probe: null,
     outages,
     alerts: withAlert(
@@ -251,7 +279,11 @@ export function recordSuccess(
       record.outages,
       "ServiceRecovered",
       `${record.service} answers again after ${seconds} s unavailable (since ${record.openedAt ?? "unknown"}, ` +
-        `${record.failedProbes} failed probe${record.failedProbes === 1 ? "" : "s"})` +
+        `${record.failedProbes} failed probe${record.failedProbes === 1 ? "" : "s"}` +
+        (record.suspectProbes > 0
+          ? `, and ${record.suspectProbes} from orders whose own calls had failed`
+          : "") +
+        ")" +
         (counts === null
           ? ""
           : `; ${counts.parked} parked orders resume` +

@@ -3,6 +3,7 @@ import {
   BREAKER,
   claim,
   deferForOutage,
+  isSuspect,
   nextStepIndex,
   nextUndoIndex,
   outageOutlasted,
@@ -10,6 +11,7 @@ import {
   STARTER_LEASE_SECONDS,
   unavailableUntil,
   type AgentName,
+  type BreakerRecord,
   type StateRecord,
 } from "../domain";
 import type { Logger } from "../services/logger";
@@ -127,9 +129,11 @@ export function requestClaimRound(
 type Probers = Map<AgentName, string>;
 
 /**
- * For each service whose breaker is due for a probe, the due order that makes it: the one with the fewest failures
- * (then the oldest), because a failed probe counts against the order that made it, and the orders that first ran
- * into the outage have already paid.
+ * For each service whose breaker is due for a probe, the due order that makes it: one whose calls have not failed
+ * on that service in this outage if there is one (its answer says most about the service: a few orders whose own
+ * requests fail can open the circuit, and they would only fail the probe again), then the one with the fewest
+ * failures (a failed probe counts against the order that made it, and the orders that first ran into the outage
+ * have already paid), then the oldest.
  */
 async function chooseProbers(
   deps: Pick<Dependencies, "breaker">,
@@ -137,17 +141,24 @@ async function chooseProbers(
   now: Date,
 ): Promise<Probers> {
   const best = new Map<AgentName, StateRecord>();
-  const failures = (r: StateRecord) =>
-    r.processState === "CompensationPending" ? r.compensationFailureCount : r.failureCount;
   for (const record of due) {
     const service = nextService(record);
     if (!service) continue;
     const breaker = await deps.breaker(service).current();
     if (breaker.state === "closed" || unavailableUntil(breaker, now) !== null) continue;
     const current = best.get(service);
-    if (!current || failures(record) < failures(current)) best.set(service, record);
+    if (!current || betterProber(breaker, record, current)) best.set(service, record);
   }
   return new Map([...best].map(([service, record]) => [service, record.orderId]));
+}
+
+/** Is `a` the better prober? Not suspected first, then fewer failures; on a tie the one found first (older). */
+function betterProber(breaker: BreakerRecord, a: StateRecord, b: StateRecord): boolean {
+  const suspectA = isSuspect(breaker, a.orderId);
+  if (suspectA !== isSuspect(breaker, b.orderId)) return !suspectA;
+  const failures = (r: StateRecord) =>
+    r.processState === "CompensationPending" ? r.compensationFailureCount : r.failureCount;
+  return failures(a) < failures(b);
 }
 
 /**

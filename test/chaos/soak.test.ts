@@ -11,7 +11,7 @@
  */
 import { expect, test } from "vitest";
 import { CHAOS_MIX } from "../../tools/soak/faultPlan";
-import { SOAK_TIMINGS, formatSoakSummary, runSoak } from "../../tools/soak/soak";
+import { SOAK_TIMINGS, formatSoakSummary, runSoak, unfinishedOrderLog } from "../../tools/soak/soak";
 import { buildChaosApp, type ChaosApp } from "../support/chaos";
 
 const TEST_TIMEOUT_MS = 295_000;
@@ -49,6 +49,8 @@ it(
       log: (line) => process.stdout.write(`chaos soak: ${line}\n`),
     });
     process.stdout.write(`${formatSoakSummary(result, "Chaos soak")}\n`);
+    const unfinished = unfinishedOrderLog(result);
+    if (unfinished) process.stdout.write(`${unfinished}\n`);
 
     expect(result.invariants.violations).toEqual([]);
     expect(result.kills.length).toBe(4);

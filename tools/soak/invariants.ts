@@ -132,6 +132,22 @@ export interface InvariantReport {
 
 const isTerminal = (state: ProcessState) => TERMINAL_STATES.includes(state);
 
+/**
+ * What an investigator needs of an order that never ended: who holds it, when it is due, its counts, and the
+ * last few entries of its audit trail (the app's log of the run has the rest).
+ */
+function describeStuck(r: StateRecord): string {
+  const recent = r.history
+    .slice(-4)
+    .map((h) => `${h.at} ${h.event} by ${h.by}${h.detail ? ` (${h.detail})` : ""}`)
+    .join("; ");
+  return (
+    `attempt ${r.attempt}, lockedBy ${r.lockedBy ?? "none"}, retryAt ${r.retryAt ?? "none"}, ` +
+    `completeBy ${r.completeBy ?? "none"}, failures ${r.failureCount}/${r.compensationFailureCount}, ` +
+    `parkedSince ${r.parkedSince ?? "none"}, updatedAt ${r.updatedAt}; last: ${recent}`
+  );
+}
+
 /** Parses `${orderId}:${step}:${kind}`; undefined when the key is not of that form for this order. */
 function parseKey(entry: LedgerEntry): { step: number; kind: "do" | "undo" } | undefined {
   const prefix = `${entry.orderId}:`;
@@ -165,7 +181,7 @@ export function checkInvariants(evidence: RunEvidence): InvariantReport {
 
   check("every order is terminal", evidence.records.length, (fail) => {
     for (const r of evidence.records)
-      if (!isTerminal(r.processState)) fail(`${r.orderId} is still ${r.processState} (attempt ${r.attempt})`);
+      if (!isTerminal(r.processState)) fail(`${r.orderId} is still ${r.processState} (${describeStuck(r)})`);
   });
 
   const outages = declaredOutages(evidence.alerts);

@@ -6,7 +6,7 @@
 import { ServiceBusClient, type ServiceBusReceiver } from "@azure/service-bus";
 import { CosmosClient } from "@azure/cosmos";
 import type { CosmosAccount } from "../localStack";
-import type { ProcessState, StateRecord } from "../../src/domain";
+import type { BreakerRecord, ProcessState, StateRecord } from "../../src/domain";
 
 export class StateReader {
   private readonly client: CosmosClient;
@@ -39,6 +39,16 @@ export class StateReader {
       .query<{ orderId: string; processState: ProcessState }>("SELECT c.orderId, c.processState FROM c")
       .fetchAll();
     return new Map(resources.map((r) => [r.orderId, r.processState]));
+  }
+
+  /** Every service's shared circuit breaker record (in the `leases` container), whole. */
+  async breakers(): Promise<BreakerRecord[]> {
+    const { resources } = await this.client
+      .database(this.cosmos.database)
+      .container("leases")
+      .items.query<BreakerRecord>("SELECT * FROM c WHERE STARTSWITH(c.id, 'breaker:')")
+      .fetchAll();
+    return resources;
   }
 
   close(): void {

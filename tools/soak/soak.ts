@@ -3,10 +3,12 @@
  * process and restarting it on the same data directory while orders are in flight; then every invariant checked
  * from outside (invariants.ts). The chaos test (test/chaos) and `npm run demo` are two sizes of this run.
  */
+import fs from "node:fs";
 import {
   ALERT_RESEND_AFTER_SECONDS,
   PROCESS_STATES,
   TERMINAL_STATES,
+  type BreakerRecord,
   type ProcessState,
   type StateRecord,
 } from "../../src/domain";
@@ -115,6 +117,8 @@ export interface SoakResult {
   invariants: InvariantReport;
   /** The evidence the invariants were checked on. */
   records: StateRecord[];
+  /** Each service's breaker record as the run left it. */
+  breakers: BreakerRecord[];
   ledger: LedgerEntry[];
   appLog: string;
 }
@@ -267,6 +271,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     await sleep(1_000);
 
     const records = await reader.all();
+    const breakers = await reader.breakers();
     const { ledger, stock } = await settledLedgerAndStock(stack.simulator, plan);
     const invariants = checkInvariants({
       planned: plan,
@@ -318,6 +323,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       slowest,
       invariants,
       records,
+      breakers,
       ledger,
       appLog: app.logFile,
     };
@@ -375,6 +381,43 @@ function failureCauses(records: readonly StateRecord[]): string {
     .join(", ");
 }
 
+/** A breaker as the summary shows it: its state, its outages, and the failed probes of an open one. */
+function describeBreaker(b: BreakerRecord): string {
+  const open =
+    b.state === "closed"
+      ? ""
+      : ` until ${b.state === "open" ? b.retryAt : b.probe?.until}, ${b.failedProbes} failed probes + ` +
+        `${b.suspectProbes} by suspects`;
+  return `${b.service} ${b.state}${open} (${b.outages} outage${b.outages === 1 ? "" : "s"})`;
+}
+
+/**
+ * For each order the run left unfinished, the last lines of the app's log that name it (across restarts): what
+ * a failed run in CI must show, since its data directory is gone afterwards.
+ */
+export function unfinishedOrderLog(result: SoakResult, linesPerOrder = 12): string {
+  const unfinished = result.records.filter((r) => !TERMINAL_STATES.includes(r.processState));
+  if (unfinished.length === 0) return "";
+  let log: string[];
+  try {
+    log = fs.readFileSync(result.appLog, "utf8").split("\n");
+  } catch (error) {
+    return `(no app log to show: ${String(error)})`;
+  }
+  return unfinished
+    .slice(0, 5)
+    .map((r) => {
+      // The id not followed by a digit, so that ORDER-1 does not pick up ORDER-12's lines.
+      const escaped = r.orderId.replace(/[^A-Za-z0-9]/g, (ch) => `\\${ch}`);
+      const mentions = new RegExp(`${escaped}(?![0-9])`);
+      const lines = log.filter((line) => mentions.test(line)).slice(-linesPerOrder);
+      return [`App log of ${r.orderId} (last ${lines.length} lines):`, ...lines.map((l) => `  ${l}`)].join(
+        "\n",
+      );
+    })
+    .join("\n");
+}
+
 /** The run's summary: orders per terminal state, recoveries, duplicates prevented, kills, and each invariant. */
 export function formatSoakSummary(result: SoakResult, title = "Soak run"): string {
   const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -422,6 +465,7 @@ export function formatSoakSummary(result: SoakResult, title = "Soak run"): strin
       ? `Slowest order: ${result.slowest.orderId}, ${result.slowest.elapsed.toFixed(1)} s from first claim to terminal (allowed ${result.slowest.allowed.toFixed(1)} s)`
       : "Slowest order: none finished",
     `Causes of Error and CompensationFailed: ${failureCauses(result.records) || "none"}`,
+    `Breakers at the end: ${result.breakers.map(describeBreaker).join("; ") || "none was written"}`,
     downtime.length > 0
       ? `Kills: ${downtime.length}, app back after ${downtime.map((ms) => (ms / 1000).toFixed(1)).join(", ")} s`
       : "Kills: none",

@@ -5,6 +5,7 @@ import {
   BREAKER,
   breakerAlertSent,
   closedBreaker,
+  isSuspect,
   openSeconds,
   recordFailure,
   recordSuccess,
@@ -73,18 +74,49 @@ describe("the shared circuit breaker", () => {
     expect(admit(half, "Y", new Date(until.getTime() + 1), settings).kind).toBe("probe");
   });
 
-  it("reopens for twice as long on a failed probe, capped, without a second ServiceUnavailable", () => {
-    let r = opened();
+  /** Probes by `probers` in turn, each failing; the length of each open period that follows. */
+  function failProbes(
+    record: BreakerRecord,
+    probers: string[],
+  ): { record: BreakerRecord; lengths: number[] } {
+    let r = record;
     const lengths: number[] = [];
-    for (let probe = 0; probe < 8; probe++) {
+    for (const prober of probers) {
       const t = Date.parse(r.retryAt!);
-      r = (admit(r, "X", new Date(t), settings) as { record: BreakerRecord }).record;
-      r = recordFailure(r, "X", new Date(t), settings, null)!;
+      r = (admit(r, prober, new Date(t), settings) as { record: BreakerRecord }).record;
+      r = recordFailure(r, prober, new Date(t), settings, null)!;
       lengths.push((Date.parse(r.retryAt!) - t) / 1000);
     }
+    return { record: r, lengths };
+  }
+
+  it("reopens for twice as long on a failed probe, capped, without a second ServiceUnavailable", () => {
+    const probers = ["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8"];
+    const { record, lengths } = failProbes(opened(), probers);
     expect(lengths).toEqual([20, 40, 80, 160, 300, 300, 300, 300]);
     expect(lengths.every((s, i) => s === openSeconds(settings, i + 1))).toBe(true);
-    expect(r.alerts.map((a) => a.kind)).toEqual(["ServiceUnavailable"]);
+    expect(record.alerts.map((a) => a.kind)).toEqual(["ServiceUnavailable"]);
+  });
+
+  it("does not lengthen the open period for probes by orders whose own calls failed here", () => {
+    // A, B and C opened it (say their payloads make the service fail); their failed probes say little about it.
+    const suspects = failProbes(opened(), ["A", "B", "C", "A"]);
+    expect(suspects.lengths).toEqual([10, 10, 10, 10]);
+    expect(suspects.record).toMatchObject({ failedProbes: 0, suspectProbes: 4 });
+    expect(isSuspect(suspects.record, "A")).toBe(true);
+    expect(isSuspect(suspects.record, "D")).toBe(false);
+    // A fresh order's failed probe is evidence: it doubles, and that order is a suspect from then on.
+    const fresh = failProbes(suspects.record, ["D", "D"]);
+    expect(fresh.lengths).toEqual([20, 20]);
+    expect(isSuspect(fresh.record, "D")).toBe(true);
+    // The recovery alert tells both kinds apart.
+    const t = new Date(Date.parse(fresh.record.retryAt!));
+    const half = (admit(fresh.record, "E", t, settings) as { record: BreakerRecord }).record;
+    const closed = recordSuccess(half, t, { parked: 0, outlasted: 0 })!;
+    expect(unsentAlerts(closed).at(-1)!.reason).toContain(
+      "1 failed probe, and 5 from orders whose own calls had failed",
+    );
+    expect(closed).toMatchObject({ failingOrders: [], failedProbes: 0, suspectProbes: 0 });
   });
 
   it("closes on the probe's success, deciding ServiceRecovered, and keeps the unsent ServiceUnavailable", () => {
