@@ -70,6 +70,8 @@ const benchmarks: NamedBenchmark[] = [
         figures[`records${p.records}.sweepMs`] = p.sweepMs;
         figures[`records${p.records}.pointReadMs`] = p.pointReadMs;
         figures[`records${p.records}.replaceMs`] = p.replaceMs;
+        figures[`records${p.records}.noticeStoreRequests`] = p.noticeStoreRequests;
+        figures[`records${p.records}.noticeMs`] = p.noticeMs;
       }
       return figures;
     },
@@ -119,6 +121,16 @@ function targets(results: Results): Array<{ target: string; figure: string; met:
         target: "records read per sweep independent of the total",
         figure: `${Math.min(...read)}..${Math.max(...read)} across ${read.length} store sizes`,
         met: Math.min(...read) === Math.max(...read),
+      });
+    // The recovery queue's work per expired step: the same requests at every size, so recovery stays flat.
+    const perNotice = Object.entries(sweep)
+      .filter(([k]) => k.endsWith(".noticeStoreRequests"))
+      .map(([, v]) => v);
+    if (perNotice.length > 0)
+      rows.push({
+        target: "recovery-queue store requests per expired step independent of the total",
+        figure: `${Math.min(...perNotice)}..${Math.max(...perNotice)} across ${perNotice.length} store sizes`,
+        met: Math.min(...perNotice) === Math.max(...perNotice),
       });
   }
   return rows;

@@ -4,7 +4,9 @@
  * the records each sweep read (the expired ones the query returned), its store requests and its duration.
  * The query is bounded by state and a completeBy window, so what it reads should not grow with the store.
  * At each size it also times a point read and a conditional replace (read, then replace with IfMatch) of
- * stored records, one at a time, which should not grow with the store either.
+ * stored records, one at a time, which should not grow with the store either. And it runs the same number of
+ * expired attempts through the Supervisor's recovery queue instead (handleDeadline, one notice each, as
+ * supervisorDeadline receives them): its store requests and time per expired step, which should stay flat.
  */
 import { CosmosClient, type Container } from "@azure/cosmos";
 import { InvocationContext } from "@azure/functions";
@@ -13,6 +15,7 @@ import { loadConfig } from "../src/config";
 import { orderWorkflowV1, submit, type StateRecord } from "../src/domain";
 import { startLocalStack } from "../tools/localStack";
 import { sampleOrder } from "../tools/sampleOrders";
+import { handleDeadline } from "../src/supervisor/deadline";
 import { sweep } from "../src/supervisor/sweep";
 import { OBSERVER_USER_AGENT, StoreRequestCounter } from "./instrument";
 
@@ -26,6 +29,9 @@ export interface SweepPoint {
   pointReadMs: number;
   /** Mean time of one conditional replace of a stored record: its read, then the replace with IfMatch. */
   replaceMs: number;
+  /** The recovery queue: store requests and mean time per deadline notice, one expired attempt each. */
+  noticeStoreRequests: number;
+  noticeMs: number;
 }
 
 const INSERT_CONCURRENCY = 32;
@@ -103,28 +109,48 @@ export async function benchSweep({
   /** The finished records, which the sweep never touches: the ones the item operations are timed on. */
   const finished: string[] = [];
   let next = 1;
-  const insert = async (count: number, expiredRecords: boolean) => {
+  const insert = async (count: number, expiredRecords: boolean): Promise<StateRecord[]> => {
     const now = new Date();
+    const stored: StateRecord[] = [];
     let remaining = count;
     await Promise.all(
       Array.from({ length: INSERT_CONCURRENCY }, async () => {
         while (remaining > 0) {
           remaining--;
-          const stored = record(next++, now, expiredRecords);
-          await deps.states.create(stored);
-          if (!expiredRecords) finished.push(stored.orderId);
+          const one = record(next++, now, expiredRecords);
+          await deps.states.create(one);
+          stored.push(one);
+          if (!expiredRecords) finished.push(one.orderId);
         }
       }),
     );
+    return stored;
+  };
+  /** Each record's notice through the recovery queue's handler, one at a time, as one consumer takes them. */
+  const notify = async (records: StateRecord[]): Promise<{ storeRequests: number; ms: number }> => {
+    counter.count = 0;
+    const started = performance.now();
+    for (const r of records) {
+      const outcome = await handleDeadline(deps, context, {
+        orderId: r.orderId,
+        instanceId: r.lockedBy!,
+        stepIndex: 0,
+        kind: "do",
+        completeBy: r.completeBy!,
+      });
+      if (outcome.kind !== "expired") throw new Error(`notice for ${r.orderId}: ${JSON.stringify(outcome)}`);
+    }
+    const ms = (performance.now() - started) / records.length;
+    return { storeRequests: counter.count / records.length, ms: Math.round(ms * 100) / 100 };
   };
   try {
-    // The expired records of one size are Pending after its sweep and count towards the next size.
+    // The expired records of one size are Pending after its sweep (or its notices) and count towards the next size.
     let total = 0;
     for (const size of sizes) {
       const filling = performance.now();
-      await insert(size - total - expired, false);
+      await insert(size - total - 2 * expired, false);
       await insert(expired, true);
-      total = size;
+      total = size - expired;
       log(`${size} records stored (${((performance.now() - filling) / 1000).toFixed(1)} s); sweeping`);
       counter.count = 0;
       const started = performance.now();
@@ -134,6 +160,9 @@ export async function benchSweep({
       if (report.acted !== expired)
         throw new Error(`the sweep acted on ${report.acted} of ${expired} expired records`);
       const storeRequests = counter.count;
+      // As many again, expired once the sweep is done, each decided from its notice instead.
+      const notices = await notify(await insert(expired, true));
+      total = size;
       const { pointReadMs, replaceMs } = await timeItemOperations(state, finished);
       points.push({
         records: size,
@@ -143,9 +172,12 @@ export async function benchSweep({
         sweepMs: Math.round(sweepMs),
         pointReadMs,
         replaceMs,
+        noticeStoreRequests: notices.storeRequests,
+        noticeMs: notices.ms,
       });
       log(
         `${size} records: read ${report.scanned}, ${storeRequests} store requests, ${Math.round(sweepMs)} ms; ` +
+          `recovery queue ${notices.storeRequests} store requests and ${notices.ms} ms per expired step; ` +
           `point read ${pointReadMs} ms, conditional replace ${replaceMs} ms`,
       );
     }

@@ -206,7 +206,14 @@ module serviceBus 'modules/servicebus.bicep' = {
     statusQueueNames: statusQueues
     appPrincipal: app
     // The queues with a Service Bus trigger (docs/contract.md, Functions).
-    receiveQueueNames: ['orders', 'inventory-requests', 'payment-requests', 'shipping-requests', 'agent-replies']
+    receiveQueueNames: [
+      'orders'
+      'inventory-requests'
+      'payment-requests'
+      'shipping-requests'
+      'agent-replies'
+      'deadlines'
+    ]
     developerPrincipals: developers
     developersRunApp: developerRunsApp
   }

@@ -15,4 +15,5 @@ import "./functions/scheduler";
 import "./functions/agents";
 import "./functions/agentReplies";
 import "./functions/supervisor";
+import "./functions/supervisorDeadline";
 import "./functions/dashboard";

@@ -16,6 +16,10 @@
 //                     is useless.
 //   agent-replies     no duplicate detection (a duplicate reply is ignored by the orchestration),
 //                     lock 1 min, 5 deliveries, TTL 1 hour.
+//   deadlines         the Supervisor's recovery queue: one notice per step that passed its deadline
+//                     unanswered (MessageId deadline:instanceId:step:kind, duplicate detection: the
+//                     activity that sends it may run twice). 5 deliveries, TTL 1 day, expired
+//                     notices are dropped, not dead-lettered: the periodic sweep finds those records.
 //   alerts            read by operators: 10 deliveries, TTL 14 days.
 //   rejected-messages read by operators: each message a trigger refused for good (invalid,
 //                     conflicting, answering no request), its body as received and the reason in

@@ -60,6 +60,14 @@ export function idempotencyKeyFor(orderId: string, step: string, kind: StepKind)
   return `${orderId}:${step}:${kind}`;
 }
 
+/**
+ * MessageId of the deadline notice of one step of one attempt: the activity that sends it may run twice, and the
+ * `deadlines` queue's duplicate detection keeps one.
+ */
+export function deadlineMessageId(instanceId: string, stepIndex: number, kind: StepKind): string {
+  return `deadline:${instanceId}:${stepIndex}:${kind}`;
+}
+
 /** External event name an orchestration waits on for one step's reply. */
 export function replyEventName(stepIndex: number, kind: StepKind): string {
   return `reply:${stepIndex}:${kind}`;

@@ -81,6 +81,32 @@ export const agentRequestSchema = addressed(
 });
 export type AgentRequest = z.infer<typeof agentRequestSchema>;
 
+/**
+ * The Supervisor's recovery queue (`deadlines`): an attempt's step passed its completeBy with no answer. The
+ * Scheduler's durable timer for the step fires at that time anyway, and its orchestration sends this notice
+ * instead of only ending, so the Supervisor acts on exactly that record with a point read, at the deadline,
+ * rather than finding it in its next sweep.
+ */
+export const deadlineMessageSchema = z
+  .strictObject({
+    orderId: orderIdSchema,
+    /** The attempt (its lockedBy) whose step passed its deadline: the Supervisor's write is fenced by it. */
+    instanceId: instanceIdSchema,
+    stepIndex: stepIndexSchema,
+    kind: stepKindSchema,
+    completeBy: isoTimestamp,
+  })
+  .superRefine((message, ctx) => {
+    const attempt = parseInstanceId(message.instanceId);
+    if (attempt && attempt.orderId !== message.orderId)
+      ctx.addIssue({
+        code: "custom",
+        path: ["instanceId"],
+        message: `${quoteValue(message.instanceId)} is an attempt of order ${quoteValue(attempt.orderId)}, not of ${quoteValue(message.orderId)}`,
+      });
+  });
+export type DeadlineMessage = z.infer<typeof deadlineMessageSchema>;
+
 export const agentOutcomeSchema = z.enum(["ok", "transient", "permanent"]);
 export type AgentOutcome = z.infer<typeof agentOutcomeSchema>;
 

@@ -11,7 +11,7 @@ type AnyActivity = (
   deps: SchedulerDependencies,
   log: Logger,
   input: never,
-) => Promise<Parameters<typeof freesPlace>[0]>;
+) => Promise<Parameters<typeof freesPlace>[0] | void>;
 
 /**
  * Hands the place an attempt has just freed to the next due order: a claim round now (coalesced per process, and
@@ -41,7 +41,7 @@ for (const [name, activity] of Object.entries<AnyActivity>(schedulerActivities))
     extraInputs: [df.input.durableClient()],
     handler: async (input: unknown, context) => {
       const outcome = await activity(dependencies(), context, input as never);
-      if (freesPlace(outcome)) await handOver(context);
+      if (outcome && freesPlace(outcome)) await handOver(context);
       return outcome;
     },
   });

@@ -14,6 +14,7 @@ import {
   compensationStepDispatched,
   compensationStepDone,
   compensationStepFailed,
+  deadlineMessageId,
   idempotencyKeyFor,
   nextStepIndex,
   OUTLASTED_MARKER,
@@ -29,6 +30,7 @@ import {
   stepFailedTransient,
   stepSucceeded,
   type AgentRequest,
+  type DeadlineMessage,
   type ProcessState,
   type StateRecord,
   type StepKind,
@@ -36,6 +38,7 @@ import {
 } from "../domain";
 import { sendDecidedAlert } from "../services/decidedAlerts";
 import type { Logger } from "../services/logger";
+import { QUEUES } from "../services/serviceBus";
 import type { StoreOutcome } from "../services/stateStore";
 
 export interface AttemptInput {
@@ -253,10 +256,9 @@ export async function recordReply(
     }
     if (reply.outcome === "transient") {
       const outcome = await apply((r) => stepFailedTransient(r, { ...base, error }));
-      return {
-        kind: "stop",
-        reason: outcome.kind === "written" ? `transient: ${error.code}` : fenced(outcome).reason,
-      };
+      if (outcome.kind !== "written") return { kind: "stop", reason: fenced(outcome).reason };
+      await reportEndedEarly(deps, input, reply.stepIndex, "do", outcome.record);
+      return { kind: "stop", reason: `transient: ${error.code}` };
     }
     const outcome = await apply((r) => stepFailedPermanent(r, { ...base, error }));
     if (outcome.kind !== "written" && outcome.kind !== "unchanged")
@@ -299,7 +301,23 @@ export async function recordReply(
     );
     return { kind: "finished", processState: "CompensationFailed" };
   }
+  await reportEndedEarly(deps, input, reply.stepIndex, "undo", outcome.record);
   return { kind: "stop", reason: `transient undo failure: ${error.code}` };
+}
+
+/**
+ * A transient failure ended the attempt early (completeBy = now): the Supervisor decides at once, from its recovery
+ * queue, as for a step whose deadline passed.
+ */
+async function reportEndedEarly(
+  deps: Pick<Dependencies, "messaging">,
+  { orderId, lockedBy }: AttemptInput,
+  stepIndex: number,
+  direction: StepKind,
+  written: StateRecord,
+): Promise<void> {
+  if (written.completeBy === null) return;
+  await sendDeadlineNotice(deps, { orderId, lockedBy, stepIndex, direction, completeBy: written.completeBy });
 }
 
 /**
@@ -338,6 +356,39 @@ async function parkIfUnavailable(
   };
 }
 
+export interface DeadlineInput extends AttemptInput {
+  stepIndex: number;
+  direction: StepKind;
+  completeBy: string;
+}
+
+/**
+ * The step's durable timer won the race: no answer came by completeBy. Hands the attempt to the Supervisor
+ * through its recovery queue, which decides on that record alone (src/supervisor/deadline.ts); the Scheduler
+ * itself never counts its own failures. A repeat of this activity sends the same MessageId, which the queue's
+ * duplicate detection drops.
+ */
+export async function reportDeadline(
+  deps: Pick<Dependencies, "messaging">,
+  _log: Logger,
+  input: DeadlineInput,
+): Promise<void> {
+  await sendDeadlineNotice(deps, input);
+}
+
+async function sendDeadlineNotice(
+  deps: Pick<Dependencies, "messaging">,
+  { orderId, lockedBy, stepIndex, direction, completeBy }: DeadlineInput,
+): Promise<void> {
+  const notice: DeadlineMessage = { orderId, instanceId: lockedBy, stepIndex, kind: direction, completeBy };
+  await deps.messaging.send(QUEUES.deadlines, {
+    body: notice,
+    messageId: deadlineMessageId(lockedBy, stepIndex, direction),
+    correlationId: orderId,
+    subject: "deadline",
+  });
+}
+
 /**
  * The Scheduler's activities by name: the orchestration calls them through `activityProxy<SchedulerActivities>`,
  * which takes each name, input and result type from here, and the app registers each under its name.
@@ -345,5 +396,6 @@ async function parkIfUnavailable(
 export const schedulerActivities = {
   schedulerDispatchNext: dispatchNext,
   schedulerRecordReply: recordReply,
+  schedulerReportDeadline: reportDeadline,
 };
 export type SchedulerActivities = typeof schedulerActivities;

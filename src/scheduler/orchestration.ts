@@ -24,7 +24,8 @@ export interface SchedulerResult {
  * One attempt (instance id `${orderId}:${attempt}` = the record's lockedBy). Per step it records the dispatch,
  * sends the request (the first step by its own activity, each later one in the activity that records the answer
  * before it), and races the agent's reply against a durable timer at the step's completeBy, cancelling the
- * loser. A timeout ends the attempt and leaves the record for the Supervisor.
+ * loser. A timeout ends the attempt: it reports the deadline to the Supervisor's recovery queue, and the
+ * Supervisor, which owns the failure count, decides on the record.
  */
 export const schedulerOrchestration: OrchestrationHandler = function* (context: OrchestrationContext) {
   const activities = activityProxy<SchedulerActivities>(context);
@@ -49,9 +50,24 @@ export const schedulerOrchestration: OrchestrationHandler = function* (context: 
     const deadline = context.df.createTimer(new Date(next.completeBy));
     const winner = yield context.df.Task.any([reply, deadline]);
     if (winner !== reply) {
+      // No answer by the deadline: the Supervisor decides on this attempt now, from its recovery queue. Should
+      // the notice not go out, its periodic sweep finds the record all the same.
+      let reported = "reported to the Supervisor";
+      try {
+        yield* activities.schedulerReportDeadline({
+          ...attempt,
+          stepIndex: next.stepIndex,
+          direction: next.direction,
+          completeBy: next.completeBy,
+        });
+      } catch (error) {
+        // The first line only: the durable SDK appends the activity's stack to its message.
+        const why = (error instanceof Error ? error.message : String(error)).split("\n")[0];
+        reported = `not reported (${why}); left to the sweep`;
+      }
       return {
         outcome: "timedOut",
-        detail: `step ${next.stepIndex} ${next.direction} passed ${next.completeBy}`,
+        detail: `step ${next.stepIndex} ${next.direction} passed ${next.completeBy}, ${reported}`,
       } satisfies SchedulerResult;
     }
     deadline.cancel();

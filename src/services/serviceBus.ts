@@ -55,6 +55,8 @@ export const QUEUES = {
   agentReplies: "agent-replies",
   alerts: "alerts",
   rejected: "rejected-messages",
+  /** The Supervisor's recovery queue: one notice per step that passed its deadline unanswered. */
+  deadlines: "deadlines",
 } as const;
 
 /**

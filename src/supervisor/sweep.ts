@@ -5,6 +5,7 @@ import {
   expire,
   SUPERVISOR_LEASE,
   type ProcessState,
+  type StateRecord,
 } from "../domain";
 import { sendDecidedAlert } from "../services/decidedAlerts";
 import type { Logger } from "../services/logger";
@@ -42,6 +43,41 @@ async function resendUnsentAlerts(
   for (const agent of AGENT_NAMES)
     services += await deps.breaker(agent).resendUnsentAlerts(log, decidedBefore);
   return unsent.length + services;
+}
+
+/**
+ * The Supervisor's decision on one attempt whose deadline passed, as the sweep and the recovery queue both take it:
+ * `expire`, applied only if the record is unchanged since it was read and still held by `lockedBy` (someone who
+ * moved first wins, and the record is left alone); then the alert and the status message an Error or a
+ * CompensationFailed calls for. Returns the state written, or undefined when nothing was.
+ */
+export async function expireAttempt(
+  deps: Pick<Dependencies, "config" | "states" | "notifications" | "now">,
+  log: Logger,
+  record: StateRecord,
+  lockedBy: string,
+  now: Date,
+): Promise<ProcessState | undefined> {
+  const outcome = await deps.states.applyIfUnchanged(record, (r) =>
+    expire(r, {
+      now,
+      expectedLockedBy: lockedBy,
+      maxFailures: deps.config.supervisorMaxFailures,
+      backoffSeconds: deps.config.supervisorBackoffSeconds,
+    }),
+  );
+  if (outcome.kind !== "written") return undefined;
+  const state = outcome.record.processState;
+  if (state === "Error" || state === "CompensationFailed") {
+    await sendDecidedAlert(deps, log, outcome.record, "supervisor");
+    await deps.notifications.status(
+      log,
+      outcome.record,
+      state === "Error" ? "failed" : "compensationFailed",
+      outcome.record.lastError?.message ?? null,
+    );
+  }
+  return state;
 }
 
 /**
@@ -84,30 +120,13 @@ export async function sweep(
     report.pages++;
     for (const record of page.items) {
       report.scanned++;
-      const outcome = await deps.states.applyIfUnchanged(record, (r) =>
-        expire(r, {
-          now,
-          expectedLockedBy: record.lockedBy ?? "",
-          maxFailures: config.supervisorMaxFailures,
-          backoffSeconds: config.supervisorBackoffSeconds,
-        }),
-      );
-      if (outcome.kind !== "written") {
+      const state = await expireAttempt(deps, log, record, record.lockedBy ?? "", now);
+      if (state === undefined) {
         report.skipped++;
         continue;
       }
       report.acted++;
-      const state = outcome.record.processState;
       report.outcomes[state] = (report.outcomes[state] ?? 0) + 1;
-      if (state === "Error" || state === "CompensationFailed") {
-        await sendDecidedAlert(deps, log, outcome.record, "supervisor");
-        await deps.notifications.status(
-          log,
-          outcome.record,
-          state === "Error" ? "failed" : "compensationFailed",
-          outcome.record.lastError?.message ?? null,
-        );
-      }
     }
     continuation = page.continuation;
   } while (continuation && report.pages < MAX_PAGES_PER_SWEEP);

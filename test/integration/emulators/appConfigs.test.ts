@@ -57,12 +57,19 @@ describe("the app's queue config (infra/servicebus-emulator.config.json)", () =>
         "payment-requests",
         "shipping-requests",
         "agent-replies",
+        "deadlines",
         "alerts",
         "rejected-messages",
         "status-demo",
       ].sort(),
     );
-    for (const name of ["inventory-requests", "payment-requests", "shipping-requests", "rejected-messages"]) {
+    for (const name of [
+      "inventory-requests",
+      "payment-requests",
+      "shipping-requests",
+      "deadlines",
+      "rejected-messages",
+    ]) {
       expect(byName.get(name)?.requiresDuplicateDetection).toBe(true);
     }
     // Every submission reaches the app, which tells a resend from a conflicting version by the fingerprint.

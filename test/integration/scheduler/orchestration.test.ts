@@ -113,9 +113,12 @@ it("takes the next move from the activity that recorded the answer, with no disp
   ]);
 });
 
-it("times out exactly at completeBy when no reply comes, a week ahead in virtual time", async () => {
+it("times out exactly at completeBy when no reply comes, a week ahead in virtual time, and tells the Supervisor", async () => {
   const completeBy = fromNow(WEEK);
-  const id = await h.start("SILENT", { schedulerDispatchNext: inOrder(dispatched(0, "do", completeBy)) });
+  const id = await h.start("SILENT", {
+    schedulerDispatchNext: inOrder(dispatched(0, "do", completeBy)),
+    schedulerReportDeadline: () => undefined,
+  });
 
   await h.clock.advanceTo(new Date(completeBy.getTime() - 1));
   expect(h.status(id).runtimeStatus).toBe("Running");
@@ -125,14 +128,41 @@ it("times out exactly at completeBy when no reply comes, a week ahead in virtual
     lastUpdatedTime: completeBy.toISOString(),
     output: {
       outcome: "timedOut",
-      detail: `step 0 do passed ${completeBy.toISOString()}`,
+      detail: `step 0 do passed ${completeBy.toISOString()}, reported to the Supervisor`,
     } satisfies SchedulerResult,
   });
-  expect(h.calls("SILENT").map((c) => c.name)).toEqual(["schedulerDispatchNext"]);
+  expect(h.calls("SILENT").map((c) => [c.name, c.input])).toEqual([
+    ["schedulerDispatchNext", { orderId: "SILENT", lockedBy: id }],
+    [
+      "schedulerReportDeadline",
+      {
+        orderId: "SILENT",
+        lockedBy: id,
+        stepIndex: 0,
+        direction: "do",
+        completeBy: completeBy.toISOString(),
+      },
+    ],
+  ]);
+});
+
+it("leaves the attempt to the Supervisor's sweep when the deadline notice cannot be sent, and still ends", async () => {
+  const completeBy = fromNow(MINUTE);
+  const id = await h.start("UNREPORTED", { schedulerDispatchNext: inOrder(dispatched(0, "do", completeBy)) });
+  await h.engine.runUntilIdle();
+  expect(h.status(id)).toMatchObject({ runtimeStatus: "Completed", output: { outcome: "timedOut" } });
+  expect((h.status(id).output as SchedulerResult).detail).toMatch(/not reported \(.*\); left to the sweep$/);
+  // Each execution of the notice failed: the activity retries ran out first.
+  expect(h.calls("UNREPORTED").filter((c) => c.name === "schedulerReportDeadline")).toHaveLength(
+    ACTIVITY_RETRY.maxAttempts,
+  );
 });
 
 it("ignores a reply that comes after the timeout: the delivery succeeds and the attempt's result stays", async () => {
-  const id = await h.start("LATE", { schedulerDispatchNext: inOrder(dispatched(0, "do", fromNow(MINUTE))) });
+  const id = await h.start("LATE", {
+    schedulerDispatchNext: inOrder(dispatched(0, "do", fromNow(MINUTE))),
+    schedulerReportDeadline: () => undefined,
+  });
   await h.engine.runUntilIdle();
   const timedOut = h.status(id);
   expect(timedOut.output).toMatchObject({ outcome: "timedOut" });
@@ -141,7 +171,7 @@ it("ignores a reply that comes after the timeout: the delivery succeeds and the 
   // router's delivery succeeds, so the message is not retried, and the attempt is as the timeout left it.
   await h.deliver(okReply(id, 0, "do"));
   expect(h.status(id)).toEqual(timedOut);
-  expect(h.calls("LATE").map((c) => c.name)).toEqual(["schedulerDispatchNext"]);
+  expect(h.calls("LATE").map((c) => c.name)).toEqual(["schedulerDispatchNext", "schedulerReportDeadline"]);
 });
 
 it("ends fenced, without waiting, when the dispatch finds the record held by another attempt", async () => {
@@ -214,7 +244,10 @@ it(`stops after MAX_ORCHESTRATION_TURNS (${MAX_ORCHESTRATION_TURNS}) turns that 
 
 it("keeps waiting through replies for another step or direction, and times out", async () => {
   const completeBy = fromNow(MINUTE);
-  const id = await h.start("MISMATCH", { schedulerDispatchNext: inOrder(dispatched(1, "undo", completeBy)) });
+  const id = await h.start("MISMATCH", {
+    schedulerDispatchNext: inOrder(dispatched(1, "undo", completeBy)),
+    schedulerReportDeadline: () => undefined,
+  });
   await h.deliver(okReply(id, 1, "do"));
   await h.deliver(okReply(id, 0, "undo"));
   // Both reached the instance, and neither ended the wait.
@@ -229,7 +262,10 @@ it("keeps waiting through replies for another step or direction, and times out",
     lastUpdatedTime: completeBy.toISOString(),
     output: { outcome: "timedOut" },
   });
-  expect(h.calls("MISMATCH").map((c) => c.name)).toEqual(["schedulerDispatchNext"]);
+  expect(h.calls("MISMATCH").map((c) => c.name)).toEqual([
+    "schedulerDispatchNext",
+    "schedulerReportDeadline",
+  ]);
 });
 
 describe("activity retries (ACTIVITY_RETRY)", () => {

@@ -1,0 +1,59 @@
+/**
+ * The Supervisor's recovery queue end to end: with the periodic sweep as good as off (once a year), a step whose
+ * agent stays silent is still decided at its deadline, from the notice its orchestration sends when the durable
+ * timer wins, and an agent's transient failure from the notice the activity that records it sends. The sweep is
+ * only the safety net for attempts whose orchestration never reached its deadline.
+ */
+import { expect } from "vitest";
+import { e2eOrder } from "../support/e2e";
+import { e2eTest } from "../support/fixtures";
+import { waitUntilPast } from "../support/wait";
+
+const it = e2eTest({ SUPERVISOR_SCHEDULE: "0 0 0 1 1 *" });
+
+it("recovers a silent step and a transient failure without a sweep, each decided by the Supervisor once", async ({
+  e2e,
+  alerts,
+}) => {
+  const silent = e2eOrder("NOTICE-SILENT");
+  const transient = e2eOrder("NOTICE-TRANSIENT");
+  const hang = await e2e.faults.add({
+    service: "payment",
+    operation: "charge",
+    orderId: silent.orderId,
+    kind: "hang",
+  });
+  // Three failed calls: the agent's retries inside attempt 1 run out, and it replies transient.
+  await e2e.faults.add({
+    service: "shipping",
+    operation: "book",
+    orderId: transient.orderId,
+    kind: "transient",
+    count: 3,
+  });
+  expect((await e2e.submit(silent)).status).toBe(202);
+  expect((await e2e.submit(transient)).status).toBe(202);
+
+  const dispatched = await e2e.waitForRecord(
+    silent.orderId,
+    (r) => r.attempt === 1 && r.steps[1]!.status === "Dispatched",
+    "the charge dispatched on attempt 1",
+  );
+  await waitUntilPast(dispatched.steps[1]!.completeBy!);
+  await e2e.faults.remove(hang.id);
+
+  for (const order of [silent, transient]) {
+    const id = order.orderId;
+    const record = await e2e.waitForState(id, ["Processed"]);
+    expect(record, id).toMatchObject({ attempt: 2, failureCount: 1 });
+    const expired = record.history.filter((h) => h.event === "expired");
+    expect(expired, id).toEqual([expect.objectContaining({ by: "supervisor", attempt: 1, to: "Pending" })]);
+    // Decided from the recovery queue: the sweep never ran.
+    expect(
+      e2e.logs.some((l) => l.message.startsWith(`supervisor: ${id}:1 step `)),
+      `${id}: the Supervisor's decision from its recovery queue`,
+    ).toBe(true);
+  }
+  expect(e2e.logs.some((l) => l.message.startsWith("supervisor sweep:"))).toBe(false);
+  expect(await alerts.all()).toEqual([]);
+}, 60_000);
