@@ -2,7 +2,10 @@
  * End-to-end throughput on the local stack without faults: the app (dist/, as `npm start` runs it) in a child
  * process, the emulators in this one, N orders posted to the front door as fast as it takes them. Reports
  * orders/s, submit-to-Processed latency, and the store requests and bus messages each order costs; then sets
- * the achieved rate against the ceiling those costs imply on the same emulators, as an efficiency.
+ * the achieved rate against the ceiling those costs imply on the same emulators, as an efficiency. It also
+ * returns the order's profile in the units Azure bills (orderProfile.ts): store requests by operation and
+ * container with document sizes, bus operations, the durable work read from the task hub once the app has
+ * stopped, and the function executions of its log.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -13,7 +16,21 @@ import { StateReader } from "../tools/soak/observe";
 import { startLocalStack } from "../tools/localStack";
 import { submitAll } from "../tools/soak/submitter";
 import { sampleOrders } from "../tools/sampleOrders";
-import { OBSERVER_USER_AGENT, StoreRequestCounter, countServiceBus, processCpuMs } from "./instrument";
+import { tallyTaskHub } from "devhost";
+import {
+  OBSERVER_USER_AGENT,
+  StoreRequestCounter,
+  countServiceBus,
+  functionExecutions,
+  processCpuMs,
+} from "./instrument";
+import {
+  busProfile,
+  durableProfile,
+  functionsProfile,
+  storeProfile,
+  type OrderProfile,
+} from "./orderProfile";
 import { conditionalReplacesPerSecond } from "./storeCeiling";
 
 /** The compiled app next to this file in dist/, and the compiled devhost package's CLI. */
@@ -66,10 +83,15 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 }
 
-export async function benchEndToEnd(options: EndToEndOptions): Promise<EndToEndFigures> {
+export async function benchEndToEnd(
+  options: EndToEndOptions,
+): Promise<{ figures: EndToEndFigures; profile: OrderProfile }> {
   const store = new StoreRequestCounter();
   const bus = countServiceBus();
-  const stack = await startLocalStack({ onCosmosRequest: store.onRequest });
+  const stack = await startLocalStack({
+    onCosmosRequest: store.onRequest,
+    onCosmosResponse: store.onResponse,
+  });
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-e2e-"));
   const reader = new StateReader(stack.cosmos, { userAgentSuffix: OBSERVER_USER_AGENT });
   const settings = stack.appSettings(options.settings ?? THROUGHPUT_SETTINGS);
@@ -94,9 +116,9 @@ export async function benchEndToEnd(options: EndToEndOptions): Promise<EndToEndF
     await sleep(1_000);
 
     const orders = sampleOrders(options.orders, { prefix: "BENCH" });
-    store.count = 0;
-    store.byKind.clear();
+    store.reset();
     bus.reset();
+    const logOffset = fs.statSync(app.logFile).size;
     const cpuBefore = processCpuMs(app.pid);
     const accepted = await submitAll(target, orders, { concurrency: 16 });
     await waitAllProcessed(orders.map((o) => o.orderId));
@@ -107,6 +129,7 @@ export async function benchEndToEnd(options: EndToEndOptions): Promise<EndToEndF
     const perOrder = (match: (kind: string) => boolean) =>
       [...store.byKind].filter(([kind]) => match(kind)).reduce((sum, [, n]) => sum + n, 0) / options.orders;
     const busCounts = bus.counts();
+    const storeProfiled = storeProfile(store.byKind, store.served, options.orders);
 
     const records = new Map((await reader.all()).map((r) => [r.orderId, r]));
     const latencies = accepted
@@ -120,7 +143,18 @@ export async function benchEndToEnd(options: EndToEndOptions): Promise<EndToEndF
     const ceilingOrdersPerSec =
       1 / (storeRequestsPerOrder / storeCeiling + messagesPerOrder / options.busRoundTripPerSec);
     const round = (n: number, digits = 1) => Number(n.toFixed(digits));
-    return {
+    // The durable work is read from the task hub, which only a stopped app leaves to another process.
+    await app.stop();
+    const executions = functionExecutions(fs.readFileSync(app.logFile).subarray(logOffset).toString("utf8"));
+    const hub = tallyTaskHub(path.join(dataDir, settings.TASK_HUB_NAME ?? ""));
+    const profile: OrderProfile = {
+      orders: options.orders,
+      store: storeProfiled,
+      bus: busProfile(busCounts, options.orders),
+      durable: durableProfile(hub, new Set(orders.map((o) => o.orderId))),
+      functions: functionsProfile(executions, options.orders, appCpuMsPerOrder),
+    };
+    const figures: EndToEndFigures = {
       orders: options.orders,
       ordersPerSec: round(ordersPerSec),
       p50SubmitToProcessedMs: Math.round(percentile(latencies, 50)),
@@ -140,6 +174,7 @@ export async function benchEndToEnd(options: EndToEndOptions): Promise<EndToEndF
       ceilingOrdersPerSec: round(ceilingOrdersPerSec),
       efficiency: round(ordersPerSec / ceilingOrdersPerSec, 2),
     };
+    return { figures, profile };
   } finally {
     await app.stop();
     reader.close();

@@ -1,12 +1,13 @@
 /**
  * Counters on the emulators of this process, for "requests per order" figures: every HTTP request the Cosmos DB
- * stand-in serves (through its onRequest hook), and every message the Service Bus emulator's queues accept,
- * drop as duplicates or hand to a receiver (by wrapping MessageQueue's send and receive). The counting is
- * benchmark instrumentation only; the emulators behave exactly as without it.
+ * stand-in serves (through its onRequest hook) and the size of what it answered (its onResponse hook), and every
+ * message the Service Bus emulator's queues accept, drop as duplicates, hand to a receiver or settle (by
+ * wrapping MessageQueue's methods). The counting is benchmark instrumentation only; the emulators behave
+ * exactly as without it.
  */
 import { readFileSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
-import { MessageQueue } from "devhost/emulators";
+import { MessageQueue, type ServedResponse } from "devhost/emulators";
 
 export interface BusCounts {
   /** Messages enqueued (duplicates excluded; dead-letter moves are not sends). */
@@ -15,67 +16,181 @@ export interface BusCounts {
   duplicates: number;
   /** Messages handed to a receiver (peek-lock or receive-and-delete). */
   deliveries: number;
+  /** Peek-lock deliveries settled as done. */
+  completes: number;
+  /** Any other settlement: abandoned, released, deferred or dead-lettered (a lapsed lock counts as abandoned). */
+  otherSettlements: number;
+  lockRenewals: number;
+  /** Bytes of the messages enqueued, as a receiver would get them without the broker's annotations. */
+  sentBytes: number;
+  largestMessageBytes: number;
+  /** Messages enqueued per queue. */
+  sentByQueue: Record<string, number>;
 }
 
-const bus: BusCounts = { sent: 0, duplicates: 0, deliveries: 0 };
+const zero = (): BusCounts => ({
+  sent: 0,
+  duplicates: 0,
+  deliveries: 0,
+  completes: 0,
+  otherSettlements: 0,
+  lockRenewals: 0,
+  sentBytes: 0,
+  largestMessageBytes: 0,
+  sentByQueue: {},
+});
+let bus = zero();
 let installed = false;
 
-/** Wraps MessageQueue.prototype.send/receive once per process; the counters start at zero on reset. */
+/** Each counted method of MessageQueue, wrapped once per process: `count` runs after the method returned. */
+function wrap<
+  K extends "send" | "receive" | "complete" | "abandon" | "release" | "defer" | "deadLetter" | "renewLock",
+>(
+  name: K,
+  count: (
+    queue: MessageQueue,
+    args: Parameters<MessageQueue[K]>,
+    result: ReturnType<MessageQueue[K]>,
+  ) => void,
+): void {
+  const proto = MessageQueue.prototype as unknown as Record<string, unknown>;
+  const original = proto[name];
+  if (typeof original !== "function")
+    throw new Error(`MessageQueue has no ${name} to count: update bench/instrument.ts`);
+  proto[name] = function (this: MessageQueue, ...args: Parameters<MessageQueue[K]>) {
+    const result = (original as (...a: unknown[]) => ReturnType<MessageQueue[K]>).apply(this, args);
+    count(this, args, result);
+    return result;
+  };
+}
+
+/** Wraps MessageQueue's methods once per process; the counters start at zero on reset. */
 export function countServiceBus(): { counts(): BusCounts; reset(): void } {
   if (!installed) {
-    const proto = MessageQueue.prototype;
-    if (typeof proto.send !== "function" || typeof proto.receive !== "function")
-      throw new Error("MessageQueue has no send/receive to count: update bench/instrument.ts");
-    const send = proto.send;
-    const receive = proto.receive;
-    proto.send = function (this: MessageQueue, ...args: Parameters<typeof send>) {
-      const stored = send.apply(this, args);
-      if (stored) bus.sent++;
-      else bus.duplicates++;
-      return stored;
-    };
-    proto.receive = function (this: MessageQueue, ...args: Parameters<typeof receive>) {
-      const stored = receive.apply(this, args);
+    wrap("send", (queue, [message], stored) => {
+      if (!stored) {
+        bus.duplicates++;
+        return;
+      }
+      bus.sent++;
+      bus.sentByQueue[queue.name] = (bus.sentByQueue[queue.name] ?? 0) + 1;
+      // The size a receiver sees, less the broker's own annotations: what the sender's bytes amount to.
+      const bytes = message.encode({ deliveryCount: 0, timeToLiveMs: undefined, annotations: {} }).length;
+      bus.sentBytes += bytes;
+      bus.largestMessageBytes = Math.max(bus.largestMessageBytes, bytes);
+    });
+    wrap("receive", (_queue, _args, stored) => {
       if (stored) bus.deliveries++;
-      return stored;
-    };
+    });
+    wrap("complete", () => bus.completes++);
+    for (const name of ["abandon", "release", "defer", "deadLetter"] as const)
+      wrap(name, () => bus.otherSettlements++);
+    wrap("renewLock", () => bus.lockRenewals++);
     installed = true;
   }
   return {
-    counts: () => ({ ...bus }),
-    reset: () => Object.assign(bus, { sent: 0, duplicates: 0, deliveries: 0 }),
+    counts: () => ({ ...bus, sentByQueue: { ...bus.sentByQueue } }),
+    reset: () => {
+      bus = zero();
+    },
   };
 }
 
 /** User-agent suffix of the benchmark's own Cosmos DB client, whose requests are not the app's. */
 export const OBSERVER_USER_AGENT = "bench-observer";
 
+/** What the stand-in answered to the requests of one kind. */
+export interface ServedTally {
+  responses: number;
+  /** Answers with a status of 400 or more (a 409 create, a 412 replace, a 404 read). */
+  failed: number;
+  /** The rest are the successful answers: their request bodies (Content-Length; @azure/cosmos sends it). */
+  requestBytes: number;
+  responseBytes: number;
+  /** Items in the successful query and read-feed pages (x-ms-item-count). */
+  items: number;
+}
+
 /** Counts the app's requests to the Cosmos DB stand-in (the benchmark's own are told apart by user agent). */
 export class StoreRequestCounter {
   count = 0;
   /** The same requests by kind ("POST docs state", "GET docs leases", ...), to see where an order's requests go. */
   readonly byKind = new Map<string, number>();
+  /** The answers to them by kind, with their sizes, to weigh each kind as Cosmos DB charges it. */
+  readonly served = new Map<string, ServedTally>();
   readonly onRequest = (request: IncomingMessage): void => {
-    if (String(request.headers["user-agent"] ?? "").includes(OBSERVER_USER_AGENT)) return;
+    if (isObserver(request)) return;
     this.count++;
     const kind = requestKind(request);
     this.byKind.set(kind, (this.byKind.get(kind) ?? 0) + 1);
   };
+  readonly onResponse = (request: IncomingMessage, response: ServedResponse): void => {
+    if (isObserver(request)) return;
+    const kind = requestKind(request);
+    const tally = this.served.get(kind) ?? {
+      responses: 0,
+      failed: 0,
+      requestBytes: 0,
+      responseBytes: 0,
+      items: 0,
+    };
+    tally.responses++;
+    this.served.set(kind, tally);
+    // A refusal's body is an error message, not a document: only answers that did the work are weighed.
+    if (response.status >= 400) {
+      tally.failed++;
+      return;
+    }
+    tally.requestBytes += Number(request.headers["content-length"] ?? 0) || 0;
+    tally.responseBytes += response.bodyBytes;
+    tally.items += Number(response.headers["x-ms-item-count"] ?? 0) || 0;
+  };
+  reset(): void {
+    this.count = 0;
+    this.byKind.clear();
+    this.served.clear();
+  }
 }
+
+const isObserver = (request: IncomingMessage): boolean =>
+  String(request.headers["user-agent"] ?? "").includes(OBSERVER_USER_AGENT);
 
 /**
  * A request's method, what it addresses and its container: "GET doc state" (a point read), "PUT doc state" (a
- * replace), "POST query state" (a query), "POST docs leases" (a create), ...
+ * replace), "POST query state" (a query), "POST docs leases" (a create), "POST plan state" (a query plan, which
+ * the gateway answers and Cosmos DB does not charge as a query), ...
  */
-function requestKind(request: IncomingMessage): string {
+export function requestKind(request: Pick<IncomingMessage, "method" | "url" | "headers">): string {
   const path = (request.url ?? "").split("?")[0]!.split("/").filter(Boolean);
   const colls = path.indexOf("colls");
   const container = colls >= 0 ? (path[colls + 1] ?? "?") : "-";
+  const header = (name: string) => String(request.headers[name] ?? "").toLowerCase();
+  const isPlan = header("x-ms-cosmos-is-query-plan-request") === "true";
   const isQuery =
-    String(request.headers["x-ms-documentdb-isquery"] ?? "") === "true" ||
-    String(request.headers["content-type"] ?? "").includes("query+json");
-  const target = isQuery ? "query" : path.at(-2) === "docs" ? "doc" : (path.at(-1) ?? "?");
+    header("x-ms-documentdb-isquery") === "true" || header("content-type").includes("query+json");
+  const target = isPlan ? "plan" : isQuery ? "query" : path.at(-2) === "docs" ? "doc" : (path.at(-1) ?? "?");
   return `${request.method} ${target} ${container}`;
+}
+
+/** Invocations of one function in a stretch of the app's log: how many, and their summed duration. */
+export interface FunctionExecutions {
+  count: number;
+  totalMs: number;
+}
+
+const EXECUTED =
+  /Executed 'Functions\.([^']+)' \((?:Succeeded|Failed), Id=[^,]*, Duration=(\d+(?:\.\d+)?)ms\)/g;
+
+/** Every invocation the devhost logged in `log` (its "Executed 'Functions.<name>' (..., Duration=<n>ms)" lines). */
+export function functionExecutions(log: string): Map<string, FunctionExecutions> {
+  const byFunction = new Map<string, FunctionExecutions>();
+  for (const [, name, ms] of log.matchAll(EXECUTED)) {
+    const entry = byFunction.get(name!) ?? { count: 0, totalMs: 0 };
+    entry.count++;
+    entry.totalMs += Number(ms);
+    byFunction.set(name!, entry);
+  }
+  return byFunction;
 }
 
 /** Clock ticks per second of /proc's CPU times (USER_HZ): 100 on Linux everywhere this runs. */

@@ -2,24 +2,35 @@
  * `npm run bench` (or `node dist/bench/main.js [--small]`): runs the named benchmarks in order, prints their
  * figures and the targets they are held to, and merges them into bench/results.json under each benchmark's
  * name (a `--small` run, the CI size, under `small` instead, so that it never replaces the full figures).
- * `--only a,b` runs some of them.
+ * The end-to-end run's order profile is priced (costModel.ts) and kept under `cost`; a full run also rewrites
+ * the generated cost section of docs/benchmarks.md from it. `--only a,b` runs some of them.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { withGeneratedSections } from "../tools/docSections";
 import { formatTable } from "../tools/table";
+import { costEntry, costTableRows, renderCostSection, type CostEntry } from "./costReport";
 import { benchDrain } from "./drain";
 import { benchEndToEnd } from "./endToEnd";
 import { benchRecovery } from "./recovery";
 import { benchServiceBus } from "./servicebus";
 import { benchSweep } from "./sweep";
+import type { OrderProfile } from "./orderProfile";
 
 type Figures = Record<string, number>;
 type Results = Record<string, Figures>;
 
 interface NamedBenchmark {
   name: string;
-  /** `earlier` holds the figures of the benchmarks that ran before this one in the same run. */
-  run(options: { small: boolean; earlier: Results }): Promise<Figures>;
+  /**
+   * `earlier` holds the figures of the benchmarks that ran before this one in the same run; `profiled` takes
+   * the order profile of a benchmark that measures one (endToEnd), to be priced.
+   */
+  run(options: {
+    small: boolean;
+    earlier: Results;
+    profiled: (profile: OrderProfile) => void;
+  }): Promise<Figures>;
 }
 
 /** Store sizes for the sweep benchmark (docs/benchmarks.md, "Supervisor sweep"). */
@@ -34,7 +45,7 @@ const benchmarks: NamedBenchmark[] = [
   },
   {
     name: "endToEnd",
-    run: async ({ small, earlier }) => {
+    run: async ({ small, earlier, profiled }) => {
       const first = earlier.servicebus?.roundTripPerSec;
       if (!first) throw new Error("endToEnd needs the servicebus benchmark's roundTripPerSec");
       // A ceiling is the best the bus did: two more short runs, since one run varies by up to 2× on a busy machine.
@@ -44,7 +55,9 @@ const benchmarks: NamedBenchmark[] = [
           busRoundTripPerSec,
           (await benchServiceBus({ messages: 2_000 })).roundTripPerSec,
         );
-      return { ...(await benchEndToEnd({ orders: small ? 100 : 1_000, busRoundTripPerSec })) };
+      const { figures, profile } = await benchEndToEnd({ orders: small ? 100 : 1_000, busRoundTripPerSec });
+      profiled(profile);
+      return { ...figures };
     },
   },
   {
@@ -141,15 +154,23 @@ async function main(argv: string[]): Promise<void> {
   const onlyIndex = argv.indexOf("--only");
   const only = onlyIndex >= 0 ? new Set((argv[onlyIndex + 1] ?? "").split(",")) : undefined;
   const results: Results = {};
+  let cost: CostEntry | undefined;
+  const profiled = (profile: OrderProfile) => {
+    cost = costEntry(profile, new Date());
+  };
   for (const benchmark of benchmarks) {
     if (only && !only.has(benchmark.name) && !(benchmark.name === "servicebus" && only.has("endToEnd")))
       continue;
     process.stdout.write(`running ${benchmark.name}${small ? " (small)" : ""}...\n`);
     const started = performance.now();
-    results[benchmark.name] = await benchmark.run({ small, earlier: results });
+    results[benchmark.name] = await benchmark.run({ small, earlier: results, profiled });
     process.stdout.write(`  done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
   }
   printTable(results);
+  if (cost)
+    process.stdout.write(
+      `\n${formatTable(["what an order costs in Azure", "value"], costTableRows(cost))}\n`,
+    );
   const checked = targets(results);
   if (checked.length > 0) {
     process.stdout.write(
@@ -159,12 +180,14 @@ async function main(argv: string[]): Promise<void> {
       )}\n`,
     );
   }
-  const file = join(repositoryRoot(__dirname), "bench", "results.json");
+  const root = repositoryRoot(__dirname);
+  const file = join(root, "bench", "results.json");
   const existing = readExisting(file);
   const base = small ? ((existing.small as Record<string, unknown> | undefined) ?? {}) : existing;
   const stamped = {
     ...base,
     ...results,
+    ...(cost ? { cost } : {}),
     targets: {
       ...((base.targets as Record<string, boolean> | undefined) ?? {}),
       ...Object.fromEntries(checked.map((t) => [t.target, t.met])),
@@ -174,6 +197,16 @@ async function main(argv: string[]): Promise<void> {
   const merged = small ? { ...existing, small: stamped } : stamped;
   writeFileSync(file, `${JSON.stringify(merged, null, 2)}\n`);
   process.stdout.write(`wrote ${file}${small ? ' (under "small")' : ""}\n`);
+  // Only a full run's figures go into the documentation; a small run's stay in results.json.
+  if (cost && !small) {
+    const docs = join(root, "docs", "benchmarks.md");
+    const text = readFileSync(docs, "utf8");
+    writeFileSync(
+      docs,
+      withGeneratedSections(text, { cost: renderCostSection(cost, false) }, "docs/benchmarks.md"),
+    );
+    process.stdout.write(`rewrote the cost section of ${docs}\n`);
+  }
 }
 
 function printTable(results: Results): void {

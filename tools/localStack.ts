@@ -8,7 +8,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import { settingsForEmulators, type EmulatorAddresses } from "devhost";
-import { EMULATOR_KEY, startEmulators } from "devhost/emulators";
+import { EMULATOR_KEY, startEmulators, type ServedResponse } from "devhost/emulators";
 import { emulatorConfigFiles, sampleSettings } from "./repository";
 import { startSimulator, type Simulator } from "./simulator";
 import { settingsForSimulator } from "./simulator/settings";
@@ -20,6 +20,8 @@ export interface LocalStackOptions {
   random?: () => number;
   /** Sees every request to the Cosmos DB stand-in (the benchmarks count them). */
   onCosmosRequest?: (request: IncomingMessage) => void;
+  /** Sees each of those requests again once answered, with the response's status and size. */
+  onCosmosResponse?: (request: IncomingMessage, response: ServedResponse) => void;
   /** The Service Bus emulator's notable events. */
   log?: (line: string) => void;
 }
@@ -53,6 +55,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     serviceBusConfig: configs.serviceBus,
     cosmosConfig: configs.cosmos,
     ...(options.onCosmosRequest ? { onCosmosRequest: options.onCosmosRequest } : {}),
+    ...(options.onCosmosResponse ? { onCosmosResponse: options.onCosmosResponse } : {}),
     ...(options.log ? { log: options.log } : {}),
   });
   let simulator: Simulator;

@@ -21,6 +21,8 @@ import { QUEUES } from "../../src/services/serviceBus";
 import { azureTuningDefaults, queuePollingSeconds } from "../support/azureDefaults";
 import { schedulerActivities } from "../../src/scheduler/activities";
 import { SCHEDULER_ORCHESTRATION } from "../../src/scheduler/orchestration";
+import { withGeneratedSections } from "../../tools/docSections";
+import { costSource, renderCostSection } from "../../bench/costReport";
 
 const UPDATE = process.env.UPDATE_DOCS === "1";
 
@@ -49,15 +51,8 @@ function deploymentSections(): Record<string, string> {
   };
 }
 
-function withSections(text: string, sections: Record<string, string>, file = "docs/architecture.md"): string {
-  let out = text;
-  for (const [name, body] of Object.entries(sections)) {
-    const pattern = new RegExp(`(<!-- generated:${name} -->)[\\s\\S]*?(<!-- /generated:${name} -->)`);
-    if (!pattern.test(out)) throw new Error(`${file} lacks the markers of section ${name}`);
-    out = out.replace(pattern, `$1\n${body}\n$2`);
-  }
-  return out;
-}
+const withSections = (text: string, sections: Record<string, string>, file = "docs/architecture.md") =>
+  withGeneratedSections(text, sections, file);
 
 describe("docs", () => {
   it("docs/architecture.md shows the state machine as the code defines it", () => {
@@ -72,6 +67,16 @@ describe("docs", () => {
     const path = "docs/deployment.md";
     const current = readFileSync(path, "utf8");
     const expected = withSections(current, deploymentSections(), path);
+    if (UPDATE) writeFileSync(path, expected);
+    else expect(current, "run `npm run docs:update`").toBe(expected);
+  });
+
+  it("docs/benchmarks.md shows the cost of an order as bench/results.json and bench/azureRates.ts give it", () => {
+    const path = "docs/benchmarks.md";
+    const source = costSource(JSON.parse(readFileSync("bench/results.json", "utf8")));
+    expect(source, "bench/results.json holds no measured order profile: run `npm run bench`").toBeDefined();
+    const current = readFileSync(path, "utf8");
+    const expected = withSections(current, { cost: renderCostSection(source!.entry, source!.small) }, path);
     if (UPDATE) writeFileSync(path, expected);
     else expect(current, "run `npm run docs:update`").toBe(expected);
   });

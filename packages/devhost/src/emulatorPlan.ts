@@ -9,6 +9,7 @@ import type { IncomingMessage } from "node:http";
 import fs from "node:fs";
 import path from "node:path";
 import type { CosmosEmulatorConfig } from "./emulators/cosmos/config";
+import type { ServedResponse } from "./emulators/cosmos/gateway";
 import type { EmulatorConfigFile } from "./emulators/servicebus/config";
 import type { EmulatorClock } from "./emulators/servicebus/timer";
 import { DEFAULT_SERVICE_BUS_PORT } from "./emulators/ports";
@@ -40,6 +41,8 @@ export interface StartEmulatorsRequest {
   cosmosConfig?: string | CosmosEmulatorConfig;
   /** Sees every request to the Cosmos DB stand-in (benchmarks count them). */
   onCosmosRequest?: (request: IncomingMessage) => void;
+  /** Sees each of those requests again once answered, with the response's status and size. */
+  onCosmosResponse?: (request: IncomingMessage, response: ServedResponse) => void;
   /** One line per notable emulator event. */
   log?: (line: string) => void;
   /** Time for the Service Bus emulator's schedules, locks and TTL (a time-skipping host's clock); default real. */

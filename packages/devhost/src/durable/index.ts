@@ -15,6 +15,7 @@ export {
 } from "./engine";
 export { RealClock, VirtualClock, type Clock, type TimerHandle } from "./clock";
 export { DURABLE_HTTP_PATHS } from "./webhooks";
+export { tallyTaskHub, type InstanceTally } from "./hubTally";
 export type { EntityPage, EntityQuery, EntityStatus } from "./entityQuery";
 export type { InstancePage, InstanceQuery, InstanceStatus, StatusOptions } from "./status";
 export type { RuntimeStatus } from "./store";

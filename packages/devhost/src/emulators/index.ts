@@ -41,6 +41,7 @@ export async function startEmulators(request: StartEmulatorsRequest = {}): Promi
         port: request.ports?.cosmos ?? DEFAULT_COSMOS_PORT,
         ...(request.cosmosConfig ? { config: request.cosmosConfig } : {}),
         ...(request.onCosmosRequest ? { onRequest: request.onCosmosRequest } : {}),
+        ...(request.onCosmosResponse ? { onResponse: request.onCosmosResponse } : {}),
       });
       stops.push(() => cosmos.stop());
       handles.cosmosConnectionString = cosmos.connectionString;

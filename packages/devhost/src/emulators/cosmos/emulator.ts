@@ -10,7 +10,7 @@ import { CosmosClient } from "@azure/cosmos";
 import { DEFAULT_COSMOS_PORT } from "../ports";
 import { EMPTY_COSMOS_CONFIG, loadCosmosConfig, type CosmosEmulatorConfig } from "./config";
 import { cosmosProtocol } from "./cosmosProtocol";
-import { createGateway } from "./gateway";
+import { createGateway, type ServedResponse } from "./gateway";
 import { createStandInServer } from "./standInServer";
 
 /** The official emulator's published key. The stand-in checks no auth; using this key keeps the connection
@@ -27,6 +27,8 @@ export interface CosmosEmulatorOptions {
   config?: string | CosmosEmulatorConfig;
   /** Called for every HTTP request the stand-in receives (benchmarks count store requests per order). */
   onRequest?: (request: IncomingMessage) => void;
+  /** Called again once a request's response has been sent, with its status and size (benchmarks weigh them). */
+  onResponse?: (request: IncomingMessage, response: ServedResponse) => void;
 }
 
 export interface CosmosEmulator {
@@ -81,7 +83,10 @@ export async function startCosmosEmulator(opts: CosmosEmulatorOptions = {}): Pro
   const gateway = createGateway(
     server,
     cosmosProtocol(() => `${endpoint}/`),
-    opts.onRequest,
+    {
+      ...(opts.onRequest ? { onRequest: opts.onRequest } : {}),
+      ...(opts.onResponse ? { onResponse: opts.onResponse } : {}),
+    },
   );
   const stopBoth = async (): Promise<void> => {
     gateway.dispose();

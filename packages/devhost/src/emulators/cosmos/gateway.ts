@@ -8,6 +8,7 @@
  *    the server over a keep-alive loopback connection and changes the reply. Bodies are small JSON documents,
  *    so they are buffered; the translator sees plain values and no sockets.
  * Either way each response header passes through the translator's responseHeader on its way to the client.
+ * Observers (benchmarks) may see each request as it arrives and each response once it has been sent.
  */
 import http, {
   type IncomingHttpHeaders,
@@ -48,6 +49,21 @@ export interface Translator {
   translate(request: GatewayRequest, backend: Backend): Promise<GatewayReply>;
   /** One response header as the client is to see it, on direct and translated replies alike. */
   responseHeader<V extends HeaderValue>(name: string, value: V): V | string;
+}
+
+/** What the client was sent for one request: status, headers as the translator left them, and body size. */
+export interface ServedResponse {
+  status: number;
+  headers: OutgoingHttpHeaders;
+  bodyBytes: number;
+}
+
+/** Callers that count or weigh the gateway's traffic; neither can change a request or its answer. */
+export interface GatewayObservers {
+  /** Each request as it arrives, before anything reads its body. */
+  onRequest?: (request: IncomingMessage) => void;
+  /** Each request again once its response has been sent in full (not for one whose client went away first). */
+  onResponse?: (request: IncomingMessage, response: ServedResponse) => void;
 }
 
 export interface Gateway {
@@ -114,11 +130,12 @@ function forwardTo(backendPort: number, agent: http.Agent): Backend {
 }
 
 function write(res: ServerResponse, reply: GatewayReply, translator: Translator): void {
-  const headers: OutgoingHttpHeaders = {};
+  // Set one by one rather than passed to writeHead, so that an observer reads them back as for a direct reply.
   for (const [name, value] of Object.entries(messageHeaders(reply.headers))) {
-    if (value !== undefined) headers[name] = translator.responseHeader(name, value);
+    if (value !== undefined) res.setHeader(name, translator.responseHeader(name, value));
   }
-  res.writeHead(reply.status, { ...headers, "content-length": reply.body.length });
+  res.setHeader("content-length", reply.body.length);
+  res.writeHead(reply.status);
   res.end(reply.body);
 }
 
@@ -132,6 +149,36 @@ function translatingHeaders(res: ServerResponse, translator: Translator): Server
   return res;
 }
 
+const chunkBytes = (chunk: unknown, encoding: unknown): number =>
+  typeof chunk === "string"
+    ? Buffer.byteLength(chunk, typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8")
+    : chunk instanceof Uint8Array
+      ? chunk.byteLength
+      : 0;
+
+/**
+ * Counts the body bytes written to `res` (the server's own listener writes direct replies, `write` the
+ * translated ones) and reports the response once it is finished.
+ */
+function observeResponse(
+  req: IncomingMessage,
+  res: ServerResponse,
+  onResponse: NonNullable<GatewayObservers["onResponse"]>,
+): void {
+  let bodyBytes = 0;
+  const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+  const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+  res.write = ((...args: unknown[]) => {
+    bodyBytes += chunkBytes(args[0], args[1]);
+    return write(...args);
+  }) as ServerResponse["write"];
+  res.end = ((...args: unknown[]) => {
+    bodyBytes += chunkBytes(args[0], args[1]);
+    return end(...args);
+  }) as ServerResponse["end"];
+  res.once("finish", () => onResponse(req, { status: res.statusCode, headers: res.getHeaders(), bodyBytes }));
+}
+
 /**
  * An http server (not yet listening) in front of `server`, which must be listening already: the translated
  * requests reach it on its loopback port, the direct ones through its request listener.
@@ -139,14 +186,16 @@ function translatingHeaders(res: ServerResponse, translator: Translator): Server
 export function createGateway(
   server: Server,
   translator: Translator,
-  onRequest?: (request: IncomingMessage) => void,
+  observers: GatewayObservers = {},
 ): Gateway {
+  const { onRequest, onResponse } = observers;
   const [serve] = server.listeners("request") as RequestListener[];
   if (!serve) throw new Error("the Cosmos DB stand-in server has no request listener");
   const agent = new http.Agent({ keepAlive: true });
   const backend = forwardTo((server.address() as AddressInfo).port, agent);
   const gateway = http.createServer((req, res) => {
     onRequest?.(req);
+    if (onResponse) observeResponse(req, res, onResponse);
     const head = { method: req.method ?? "GET", url: req.url ?? "/", headers: req.headers };
     const headers = translator.direct(head);
     if (headers) {

@@ -6,6 +6,7 @@ export {
   type CosmosEmulator,
   type CosmosEmulatorOptions,
 } from "./emulator";
+export type { ServedResponse } from "./gateway";
 export {
   loadCosmosConfig,
   CosmosConfigError,
