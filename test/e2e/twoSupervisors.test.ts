@@ -27,7 +27,7 @@ function sweeps(app: AppProcess): { sweeps: number; acted: number } {
 const noticeDecisions = (app: AppProcess, orderId: string): number =>
   [...app.output().matchAll(new RegExp(`supervisor: ${orderId}:\\d+ step \\d+ do passed`, "g"))].length;
 
-it("lets only the lease holder expire an attempt; the order still finishes with each effect once", async ({
+it("decides each expired attempt once: one consumer per notice, only the lease holder sweeps; each effect once", async ({
   stack,
 }) => {
   // Instance A runs the whole app. Instance B runs what needs no task hub of its own: the Supervisor and the
