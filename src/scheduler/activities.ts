@@ -13,9 +13,11 @@ import {
   compensated,
   compensationStepDispatched,
   compensationStepDone,
+  andThen,
   compensationStepFailed,
   deadlineMessageId,
   idempotencyKeyFor,
+  nextForwardMove,
   nextStepIndex,
   OUTLASTED_MARKER,
   outageOutlasted,
@@ -108,7 +110,10 @@ export async function dispatchNext(
   /** The record as this attempt has just written it (with its etag): saves the read. */
   fresh?: StateRecord,
 ): Promise<DispatchOutcome> {
-  const record = fresh ?? (await deps.states.get(orderId));
+  let record = fresh ?? (await deps.states.getRecent(orderId));
+  // What this instance last knew may be older than the claim that started this attempt: ask the store.
+  if (deps.states.isRecentCopy(record) && record?.lockedBy !== lockedBy)
+    record = await deps.states.get(orderId);
   if (!record) return { kind: "fenced", reason: "state record not found" };
   if (record.lockedBy !== lockedBy)
     return { kind: "fenced", reason: `record is held by ${record.lockedBy ?? "nobody"}` };
@@ -240,7 +245,13 @@ export async function recordReply(
         // What the undo will need, taken from the answer by the step's definition in the record's version.
         const definition = deps.workflows.get(r.workflow)?.steps[reply.stepIndex];
         const compensation = definition?.compensationFrom(reply.result) ?? null;
-        return stepSucceeded(r, { ...base, result: reply.result ?? null, compensation });
+        const succeeded = stepSucceeded(r, { ...base, result: reply.result ?? null, compensation });
+        // The next step's dispatch (or the end) in the same write; without the workflow, dispatchNext says why.
+        return definition
+          ? andThen(succeeded, (s) =>
+              nextForwardMove(s, { now, lockedBy, stepTimeoutSeconds: deps.config.stepTimeoutSeconds }),
+            )
+          : succeeded;
       });
       if (outcome.kind === "written") {
         await deps.notifications.status(
@@ -250,9 +261,14 @@ export async function recordReply(
           outcome.record.steps[reply.stepIndex]!.name,
         );
       }
-      return outcome.kind === "written" || outcome.kind === "unchanged"
-        ? dispatchNext(deps, log, input, outcome.record)
-        : { kind: "stop", reason: fenced(outcome).reason };
+      if (outcome.kind !== "written" && outcome.kind !== "unchanged")
+        return { kind: "stop", reason: fenced(outcome).reason };
+      if (outcome.record.processState === "Processed") {
+        if (outcome.kind === "written") await deps.notifications.status(log, outcome.record, "processed");
+        return { kind: "finished", processState: "Processed" };
+      }
+      // Sends the request the write recorded (its dispatch is then a no-op), or dispatches it if it did not.
+      return dispatchNext(deps, log, input, outcome.record);
     }
     if (reply.outcome === "transient") {
       const outcome = await apply((r) => stepFailedTransient(r, { ...base, error }));

@@ -49,7 +49,11 @@ export async function routeReply(
     );
   }
   const reply = parsed.value;
-  const verdict = checkReply(await deps.states.get(reply.orderId), reply);
+  // The version this instance wrote when it dispatched the request usually shows it; only a "no" is worth a read.
+  const known = await deps.states.getRecent(reply.orderId);
+  let verdict = checkReply(known, reply);
+  if (verdict.verdict !== "current" && deps.states.isRecentCopy(known))
+    verdict = checkReply(await deps.states.get(reply.orderId), reply);
   if (verdict.verdict === "unknown") return refuse(reply.orderId, verdict.reason);
   if (verdict.verdict === "stale") return { kind: "stale", reason: verdict.reason };
   try {

@@ -112,12 +112,59 @@ const inParameters = (states: readonly ProcessState[]): SqlParameter[] =>
 const MAX_RACE_RETRIES = 5;
 
 /**
+ * Records this instance read or wrote last, kept to skip a read before the next write: about 2.5 KB each, so
+ * a few MB at most.
+ */
+export const RECENT_RECORDS = 2_000;
+
+/**
  * The state store: one record per order, every write a conditional replace on `_etag`. The decisions are made
  * by the pure transitions of src/domain; this class only reads, asks, and persists, and on a 412 (someone moved
  * first) re-reads and asks again rather than overwriting.
  */
 export class StateStore {
+  /**
+   * The version of each record this instance last read or wrote, with its etag, most recent last. An attempt's
+   * activities, its reply router and the starter that claimed it mostly run in one instance, one after another,
+   * so the next write can replace the version it knows instead of reading first. The copy may be stale (another
+   * instance wrote since): a write from it is a conditional replace like any other, and on a 412 the record is
+   * read and the decision taken again. A refusal or a no-op decided on a copy is checked again on a fresh read,
+   * so a stale copy can never refuse what the current record allows.
+   */
+  private readonly recent = new Map<string, StateRecord>();
+  /** The copies `recent` handed out: the objects whose refusals must be checked on a fresh read. */
+  private readonly handedOut = new WeakSet<StateRecord>();
+
   constructor(private readonly container: Container) {}
+
+  private remember(record: StateRecord): void {
+    this.recent.delete(record.orderId);
+    this.recent.set(record.orderId, structuredClone(record));
+    if (this.recent.size > RECENT_RECORDS) this.recent.delete(this.recent.keys().next().value as string);
+  }
+
+  /** A copy of the version this instance knows last, or undefined; never a store request. */
+  private recentCopy(orderId: string): StateRecord | undefined {
+    const known = this.recent.get(orderId);
+    if (!known) return undefined;
+    const copy = structuredClone(known);
+    this.handedOut.add(copy);
+    return copy;
+  }
+
+  /**
+   * The record as this instance last read or wrote it, or as the store has it when this instance knows none.
+   * For decisions that a later conditional write re-checks, or that the caller checks again with `get` when
+   * the copy says no (`isRecentCopy`); anything shown to a person or deciding alone reads with `get`.
+   */
+  async getRecent(orderId: string): Promise<StateRecord | undefined> {
+    return this.recentCopy(orderId) ?? (await this.get(orderId));
+  }
+
+  /** Did this come from `getRecent`'s copy of an earlier version (so it may be stale)? */
+  isRecentCopy(record: StateRecord | undefined): boolean {
+    return record !== undefined && this.handedOut.has(record);
+  }
 
   private parse(raw: unknown, orderId: string): StateRecord {
     const parsed = stateRecordSchema.safeParse(raw);
@@ -127,14 +174,22 @@ export class StateStore {
 
   async get(orderId: string): Promise<StateRecord | undefined> {
     const { resource } = await this.container.item(orderId, orderId).read();
-    return resource ? this.parse(resource, orderId) : undefined;
+    if (!resource) {
+      this.recent.delete(orderId);
+      return undefined;
+    }
+    const record = this.parse(resource, orderId);
+    this.remember(record);
+    return record;
   }
 
   /** Creates the record, or returns the one already there (a redelivered submission). */
   async create(record: StateRecord): Promise<{ created: boolean; record: StateRecord }> {
     try {
       const { resource } = await this.container.items.create(record);
-      return { created: true, record: this.parse(resource, record.orderId) };
+      const created = this.parse(resource, record.orderId);
+      this.remember(created);
+      return { created: true, record: created };
     } catch (error) {
       if (cosmosStatus(error) !== 409) throw error;
       const existing = await this.get(record.orderId);
@@ -150,8 +205,11 @@ export class StateStore {
       const { resource } = await this.container
         .item(record.orderId, record.orderId)
         .replace(record, { accessCondition: { type: "IfMatch", condition: record._etag } });
-      return this.parse(resource, record.orderId);
+      const written = this.parse(resource, record.orderId);
+      this.remember(written);
+      return written;
     } catch (error) {
+      if (cosmosStatus(error) === 412 || cosmosStatus(error) === 404) this.recent.delete(record.orderId);
       if (cosmosStatus(error) === 412) return undefined;
       throw error;
     }
@@ -159,20 +217,29 @@ export class StateStore {
 
   /**
    * Applies `decide` to the current record and persists the result. `decide` is a pure transition: on a lost
-   * race it runs again on the fresh record, so its answer may change (e.g. to a refusal).
+   * race it runs again on the fresh record, so its answer may change (e.g. to a refusal). It starts from the
+   * version this instance knows (see `recent`) when the caller gives none, and a refusal or no-op decided on
+   * such a copy is decided again on a fresh read.
    */
   async apply(
     orderId: string,
     decide: (record: StateRecord) => TransitionResult,
-    /** A copy the caller has just read, to save the first read; a lost race re-reads as usual. */
+    /** A copy the caller has just read or written, to save the first read; a lost race re-reads as usual. */
     fresh?: StateRecord,
   ): Promise<StoreOutcome> {
+    let known = fresh ?? this.recentCopy(orderId);
     for (let race = 0; race <= MAX_RACE_RETRIES; race++) {
-      const current = race === 0 && fresh ? fresh : await this.get(orderId);
+      const current = known ?? (await this.get(orderId));
+      const maybeStale = known !== undefined && this.isRecentCopy(known);
+      known = undefined;
       if (!current) return { kind: "notFound" };
       const result = decide(current);
-      if (!result.ok) return { kind: "refused", refusal: result.refusal, record: current };
-      if (!result.changed) return { kind: "unchanged", record: current };
+      if (!result.ok || !result.changed) {
+        if (maybeStale) continue;
+        return result.ok
+          ? { kind: "unchanged", record: current }
+          : { kind: "refused", refusal: result.refusal, record: current };
+      }
       const written = await this.replace({ ...result.record, _etag: current._etag });
       if (written) return { kind: "written", record: written };
     }

@@ -61,6 +61,20 @@ export function unchanged(record: StateRecord): TransitionResult {
   return { ok: true, record, changed: false };
 }
 
+/**
+ * Two transitions written as one: `next` applied to the record `first` produced, so that one conditional write
+ * records both (each with its own history entry). When `first` writes nothing, or `next` refuses, the answer is
+ * `first`'s alone: the second move is then left to its own write, as if they had never been joined.
+ */
+export function andThen(
+  first: TransitionResult,
+  next: (record: StateRecord) => TransitionResult,
+): TransitionResult {
+  if (!first.ok || !first.changed) return first;
+  const second = next(first.record);
+  return second.ok ? { ok: true, record: second.record, changed: true } : first;
+}
+
 export interface HistoryNote {
   event: string;
   by: Actor | string;

@@ -2,6 +2,7 @@
  * The state store adapter through the real @azure/cosmos client against the embedded emulator: conditional
  * writes under races, and the paged queries the starter, Supervisor and operator API rely on.
  */
+import type { Container } from "@azure/cosmos";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { claim, expire, orderWorkflowV1, submit, type StateRecord } from "../../../src/domain";
 import { createCosmosClient } from "../../../src/services/cosmos";
@@ -17,11 +18,21 @@ const stateDefinition = appCosmos.containers.find((c) => c.id === "state")!;
 
 let emulator: CosmosEmulator;
 let store: StateStore;
+/** The test's own state container; a second StateStore on it is a second instance of the app. */
+let container: Container;
 let client: ReturnType<typeof createCosmosClient>;
 let run = 0;
+/** Point reads of state records the emulator has served since the test began. */
+let pointReads = 0;
 
 beforeAll(async () => {
-  emulator = await startCosmosEmulator({ port: 0, config: emulatorConfigFiles().cosmos });
+  emulator = await startCosmosEmulator({
+    port: 0,
+    config: emulatorConfigFiles().cosmos,
+    onRequest: (request) => {
+      if (request.method === "GET" && /\/docs\/[^/]+$/.test(request.url ?? "")) pointReads++;
+    },
+  });
   client = createCosmosClient({ kind: "key", endpoint: emulator.endpoint + "/", key: emulator.key });
 });
 
@@ -33,14 +44,60 @@ afterAll(async () => {
 beforeEach(async () => {
   // A fresh container per test keeps the tests independent without restarting the emulator.
   const id = `state-${++run}`;
-  const { container } = await client
+  ({ container } = await client
     .database(appCosmos.id)
-    .containers.createIfNotExists({ ...stateDefinition, id });
+    .containers.createIfNotExists({ ...stateDefinition, id }));
   store = new StateStore(container);
+  pointReads = 0;
 });
 
 const newRecord = (orderId: string, createdAt = T0): StateRecord =>
   submit(sampleOrder({ orderId }), { now: createdAt, workflow: orderWorkflowV1 });
+
+describe("StateStore: the version this instance knows", () => {
+  const claimAt = (now: Date) => (r: StateRecord) => claim(r, { now, claimTimeoutSeconds: 30 });
+
+  it("writes from the version it created or wrote last, with no read before the write", async () => {
+    await store.create(newRecord("KNOWN-1"));
+    const claimed = await store.apply("KNOWN-1", claimAt(at(10)));
+    expect(claimed).toMatchObject({ kind: "written", record: { processState: "Processing" } });
+    const expired = await store.apply("KNOWN-1", (r) =>
+      expire(r, { now: at(100), expectedLockedBy: "KNOWN-1:1", maxFailures: 3, backoffSeconds: 1 }),
+    );
+    expect(expired).toMatchObject({ kind: "written", record: { processState: "Pending", failureCount: 1 } });
+    expect(pointReads).toBe(0);
+  });
+
+  it("never loses an update when another instance wrote since: the stale copy's write fails, then it re-decides", async () => {
+    const other = new StateStore(container);
+    await store.create(newRecord("KNOWN-2"));
+    // The other instance claims it: this one's copy still says Pending.
+    expect((await other.apply("KNOWN-2", claimAt(at(10)))).kind).toBe("written");
+    const second = await store.apply("KNOWN-2", claimAt(at(11)));
+    expect(second).toMatchObject({ kind: "refused", refusal: { code: "WrongState" } });
+    expect(await other.get("KNOWN-2")).toMatchObject({ processState: "Processing", lockedBy: "KNOWN-2:1" });
+  });
+
+  it("checks a refusal decided on its copy against a fresh read, so a stale copy never refuses", async () => {
+    const other = new StateStore(container);
+    await store.create(newRecord("KNOWN-3"));
+    expect((await store.apply("KNOWN-3", claimAt(at(10)))).kind).toBe("written");
+    // The other instance's Supervisor sends the attempt back: this one's copy still says Processing.
+    const back = await other.apply("KNOWN-3", (r) =>
+      expire(r, { now: at(100), expectedLockedBy: "KNOWN-3:1", maxFailures: 3, backoffSeconds: 1 }),
+    );
+    expect(back.kind).toBe("written");
+    pointReads = 0;
+    // On the copy, a claim is refused (Processing); on the record it is allowed.
+    const reclaimed = await store.apply("KNOWN-3", claimAt(at(200)));
+    expect(reclaimed).toMatchObject({ kind: "written", record: { attempt: 2, lockedBy: "KNOWN-3:2" } });
+    expect(pointReads).toBe(1);
+    // getRecent shows the copy; a caller told it is one can ask the store.
+    const copy = await store.getRecent("KNOWN-3");
+    expect(store.isRecentCopy(copy)).toBe(true);
+    expect(store.isRecentCopy(await store.get("KNOWN-3"))).toBe(false);
+  });
+});
 
 describe("StateStore", () => {
   it("creates a record once; a second create returns the stored one", async () => {

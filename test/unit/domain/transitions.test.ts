@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   alertSent,
+  andThen,
   HISTORY_LIMIT,
   acceptResubmission,
   backoffSeconds,
@@ -10,10 +11,12 @@ import {
   compensationStepDone,
   compensationStepFailed,
   expire,
+  nextForwardMove,
   nextUndoIndex,
   operatorCancel,
   operatorRetry,
   processed,
+  refuse,
   requestCompensation,
   stateRecordSchema,
   stepDispatched,
@@ -191,6 +194,35 @@ describe("forward steps", () => {
     const done = ok(stepSucceeded(record, ctx));
     expect(done.steps[0]).toMatchObject({ status: "Succeeded", result: { r: 1 }, compensation: { c: 1 } });
     expect(stepSucceeded(done, ctx)).toMatchObject({ ok: true, changed: false });
+  });
+
+  it("records a success and the next move in one write (andThen): the next dispatch, or Processed after the last", () => {
+    const success = (record: StateRecord, stepIndex: number) =>
+      stepSucceeded(record, {
+        now: at(11),
+        lockedBy: record.lockedBy!,
+        stepIndex,
+        result: { r: stepIndex },
+        compensation: null,
+      });
+    const move = (r: StateRecord) =>
+      nextForwardMove(r, { now: at(11), lockedBy: r.lockedBy!, stepTimeoutSeconds: 30 });
+    const first = processingRecord(0, true);
+    const joined = ok(andThen(success(first, 0), move));
+    expect(joined.steps.map((s) => s.status)).toEqual(["Succeeded", "Dispatched", "Pending"]);
+    expect(joined.completeBy).toBe(at(41).toISOString());
+    expect(joined.history.slice(-2).map((h) => h.event)).toEqual(["stepSucceeded", "stepDispatched"]);
+    // The same as two writes would have left it.
+    expect(joined).toEqual(ok(move(ok(success(first, 0)))));
+
+    const last = ok(andThen(success(processingRecord(2, true), 2), move));
+    expect(last).toMatchObject({ processState: "Processed", lockedBy: null, completeBy: null });
+    expect(last.history.slice(-2).map((h) => h.event)).toEqual(["stepSucceeded", "processed"]);
+
+    // A duplicate answer writes nothing and moves nothing; a refused next move leaves the first alone.
+    expect(andThen(success(joined, 0), move)).toMatchObject({ ok: true, changed: false });
+    const refusedNext = andThen(success(first, 0), (r) => refuse(r, "test", "WrongState", "no"));
+    expect(refusedNext).toEqual(success(first, 0));
   });
 
   it("refuses success for a step that was never dispatched", () => {
