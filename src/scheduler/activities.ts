@@ -254,9 +254,11 @@ export async function recordReply(
           : succeeded;
       });
       if (outcome.kind === "written") {
+        // In the state the success left the order in, as the audit trail has it: the same write may have gone on
+        // to Processed, which its own status message then announces.
         await deps.notifications.status(
           log,
-          outcome.record,
+          { ...outcome.record, processState: "Processing" },
           "stepSucceeded",
           outcome.record.steps[reply.stepIndex]!.name,
         );
