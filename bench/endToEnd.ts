@@ -95,7 +95,15 @@ export async function benchEndToEnd(
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-e2e-"));
   const reader = new StateReader(stack.cosmos, { userAgentSuffix: OBSERVER_USER_AGENT });
   const settings = stack.appSettings(options.settings ?? THROUGHPUT_SETTINGS);
-  const app = new AppProcess({ ...DIST_APP, dataDir, settings });
+  // BENCH_CPU_PROFILE_DIR=<dir>: the app's process writes a V8 CPU profile there when it stops (open it in
+  // Chrome DevTools or VS Code): where an order's CPU goes.
+  const profileDir = process.env.BENCH_CPU_PROFILE_DIR;
+  const app = new AppProcess({
+    ...DIST_APP,
+    dataDir,
+    settings,
+    ...(profileDir ? { nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] } : {}),
+  });
   try {
     const storeCeiling = await conditionalReplacesPerSecond(stack.cosmos, {
       replaces: 2_000,

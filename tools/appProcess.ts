@@ -25,6 +25,8 @@ export interface AppProcessOptions {
   startTimeoutMs?: number;
   /** Also writes each chunk of the app's output here as it arrives. */
   echo?: (chunk: string) => void;
+  /** Options for the app's node process itself (the benchmark's --profile passes --cpu-prof here). */
+  nodeArgs?: string[];
 }
 
 const HOST_STARTED = /Host started: (http:\/\/127\.0\.0\.1:\d+)/;
@@ -140,7 +142,7 @@ export class AppProcess {
     // Settings from the file only: a variable already set in this process must not win over it.
     const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: "" };
     for (const name of Object.keys(this.options.settings)) delete env[name];
-    const args = [cli, "--app", appEntry, "--settings", this.settingsFile];
+    const args = [...(this.options.nodeArgs ?? []), cli, "--app", appEntry, "--settings", this.settingsFile];
     args.push("--data-dir", dataDir, "--port", "0", "--no-emulators");
     const cwd = path.dirname(this.settingsFile);
     if (!echo) {

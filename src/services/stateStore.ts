@@ -137,9 +137,11 @@ export class StateStore {
 
   constructor(private readonly container: Container) {}
 
+  // Records are never changed in place (every transition works on a copy: domain/transitions/result.ts, commit),
+  // so the cache keeps the object itself, and each hand-out is a shallow copy only to tell it apart.
   private remember(record: StateRecord): void {
     this.recent.delete(record.orderId);
-    this.recent.set(record.orderId, structuredClone(record));
+    this.recent.set(record.orderId, record);
     if (this.recent.size > RECENT_RECORDS) this.recent.delete(this.recent.keys().next().value as string);
   }
 
@@ -147,7 +149,7 @@ export class StateStore {
   private recentCopy(orderId: string): StateRecord | undefined {
     const known = this.recent.get(orderId);
     if (!known) return undefined;
-    const copy = structuredClone(known);
+    const copy = { ...known };
     this.handedOut.add(copy);
     return copy;
   }
