@@ -5,7 +5,7 @@
  * only the safety net for attempts whose orchestration never reached its deadline.
  */
 import { expect } from "vitest";
-import { e2eOrder } from "../support/e2e";
+import { e2eOrder, sendToQueue, waitForRejected } from "../support/e2e";
 import { e2eTest } from "../support/fixtures";
 import { waitUntilPast } from "../support/wait";
 
@@ -57,3 +57,35 @@ it("recovers a silent step and a transient failure without a sweep, each decided
   expect(e2e.logs.some((l) => l.message.startsWith("supervisor sweep:"))).toBe(false);
   expect(await alerts.all()).toEqual([]);
 }, 60_000);
+
+it("refuses a notice that is not this app's: set aside with its reason, one InvalidMessage alert, nothing decided", async ({
+  e2e,
+  alerts,
+}) => {
+  const order = e2eOrder("NOTICE-FORGED");
+  expect((await e2e.submit(order)).status).toBe(202);
+  const done = await e2e.waitForState(order.orderId, ["Processed"]);
+  // An attempt of another order, and a deadline that is not a time.
+  const forged = {
+    orderId: order.orderId,
+    instanceId: "SOMEONE-ELSE:1",
+    stepIndex: 0,
+    kind: "do",
+    completeBy: new Date().toISOString(),
+  };
+  await sendToQueue(e2e, "deadlines", forged, "forged-notice");
+  const rejected = await waitForRejected(e2e, "deadlines", "forged-notice");
+  expect(rejected.body).toEqual(forged);
+  expect(rejected.applicationProperties).toMatchObject({
+    rejectionReason: "invalid",
+    originalDeliveryCount: 1,
+  });
+  expect(rejected.applicationProperties.rejectionDescription).toContain("instanceId");
+  const alert = (await alerts.waitFor((m) => (m as { kind: string }).kind === "InvalidMessage")) as {
+    orderId: string | null;
+    reason: string;
+  };
+  expect(alert).toMatchObject({ orderId: order.orderId });
+  expect(alert.reason).toMatch(/^deadlines: .*instanceId/);
+  expect(await e2e.state(order.orderId)).toEqual(done);
+}, 40_000);

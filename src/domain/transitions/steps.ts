@@ -182,7 +182,6 @@ export function stepFailedPermanent(record: StateRecord, ctx: StepFailureContext
   );
 }
 
-/** Every step succeeded: the order is done and the lock is released. */
 /**
  * A forward attempt's next move after a step succeeded: dispatch the next step, or `processed` when none is left.
  * Joined to `stepSucceeded` (andThen), the answer and the next move are one write instead of two.
@@ -195,6 +194,7 @@ export function nextForwardMove(
   return stepIndex === -1 ? processed(record, ctx) : stepDispatched(record, { ...ctx, stepIndex });
 }
 
+/** Every step succeeded: the order is done and the lock is released. */
 export function processed(record: StateRecord, ctx: FencedContext): TransitionResult {
   const refused = precheck(record, "processed", ctx, "Processing");
   if (refused) return refused;
