@@ -19,6 +19,7 @@ import {
   idempotencyKeyFor,
   nextForwardMove,
   nextStepIndex,
+  nextUndoMove,
   OUTLASTED_MARKER,
   outageOutlasted,
   parkForOutage,
@@ -294,10 +295,19 @@ export async function recordReply(
   }
 
   if (reply.outcome === "ok") {
-    const outcome = await apply((r) => compensationStepDone(r, { ...base, result: reply.result ?? null }));
-    return outcome.kind === "written" || outcome.kind === "unchanged"
-      ? dispatchNext(deps, log, input, outcome.record)
-      : { kind: "stop", reason: fenced(outcome).reason };
+    const outcome = await apply((r) =>
+      andThen(compensationStepDone(r, { ...base, result: reply.result ?? null }), (s) =>
+        nextUndoMove(s, { now, lockedBy, stepTimeoutSeconds: deps.config.stepTimeoutSeconds }),
+      ),
+    );
+    if (outcome.kind !== "written" && outcome.kind !== "unchanged")
+      return { kind: "stop", reason: fenced(outcome).reason };
+    if (outcome.record.processState === "Compensated") {
+      if (outcome.kind === "written") await deps.notifications.status(log, outcome.record, "compensated");
+      return { kind: "finished", processState: "Compensated" };
+    }
+    // Sends the undo request the write recorded (its dispatch is then a no-op), or dispatches it if it did not.
+    return dispatchNext(deps, log, input, outcome.record);
   }
   const outcome = await apply((r) =>
     compensationStepFailed(r, {

@@ -199,6 +199,17 @@ export function compensationStepFailed(
   );
 }
 
+/**
+ * A compensation's next move after an undo succeeded: dispatch the next undo, or `compensated` when none is left.
+ * Joined to `compensationStepDone` (andThen), the answer and the next move are one write instead of two.
+ */
+export function nextUndoMove(record: StateRecord, ctx: Omit<DispatchContext, "stepIndex">): TransitionResult {
+  const stepIndex = nextUndoIndex(record);
+  return stepIndex === -1
+    ? compensated(record, ctx)
+    : compensationStepDispatched(record, { ...ctx, stepIndex });
+}
+
 /** Every step that may have had an effect is undone: the order ends cleanly undone. */
 export function compensated(record: StateRecord, ctx: FencedContext): TransitionResult {
   const refused = precheck(record, "compensated", ctx);

@@ -13,6 +13,7 @@ import {
   expire,
   nextForwardMove,
   nextUndoIndex,
+  nextUndoMove,
   operatorCancel,
   operatorRetry,
   processed,
@@ -223,6 +224,29 @@ describe("forward steps", () => {
     expect(andThen(success(joined, 0), move)).toMatchObject({ ok: true, changed: false });
     const refusedNext = andThen(success(first, 0), (r) => refuse(r, "test", "WrongState", "no"));
     expect(refusedNext).toEqual(success(first, 0));
+  });
+
+  it("records an undo's success and the next undo (or Compensated) in one write, as two writes would", () => {
+    const undone = (record: StateRecord, stepIndex: number) =>
+      compensationStepDone(record, { now: at(30), lockedBy: record.lockedBy!, stepIndex, result: null });
+    const move = (r: StateRecord) =>
+      nextUndoMove(r, { now: at(30), lockedBy: r.lockedBy!, stepTimeoutSeconds: 30 });
+    // Steps 0 and 1 to undo, newest first: step 1's undo dispatched.
+    const compensating = compensatingRecord();
+    const first = ok(
+      compensationStepDispatched(compensating, {
+        now: at(21),
+        lockedBy: compensating.lockedBy!,
+        stepIndex: 1,
+        stepTimeoutSeconds: 30,
+      }),
+    );
+    const joined = ok(andThen(undone(first, 1), move));
+    expect(joined.steps.map((s) => s.undo?.status ?? null)).toEqual(["Dispatched", "Succeeded", null]);
+    expect(joined).toEqual(ok(move(ok(undone(first, 1)))));
+    const last = ok(andThen(undone(joined, 0), move));
+    expect(last).toMatchObject({ processState: "Compensated", lockedBy: null });
+    expect(last.history.slice(-2).map((h) => h.event)).toEqual(["compensationStepDone", "compensated"]);
   });
 
   it("refuses success for a step that was never dispatched", () => {
