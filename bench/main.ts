@@ -126,25 +126,18 @@ function targets(results: Results): Array<{ target: string; figure: string; met:
     });
   const sweep = results.sweep;
   if (sweep) {
-    const read = Object.entries(sweep)
-      .filter(([k]) => k.endsWith(".recordsRead"))
-      .map(([, v]) => v);
-    if (read.length > 0)
-      rows.push({
-        target: "records read per sweep independent of the total",
-        figure: `${Math.min(...read)}..${Math.max(...read)} across ${read.length} store sizes`,
-        met: Math.min(...read) === Math.max(...read),
-      });
+    /** A sweep figure that must be the same at every store size: one target row, when the run measured it. */
+    const flat = (suffix: string, target: string) => {
+      const values = Object.entries(sweep)
+        .filter(([k]) => k.endsWith(suffix))
+        .map(([, v]) => v);
+      if (values.length === 0) return;
+      const [min, max] = [Math.min(...values), Math.max(...values)];
+      rows.push({ target, figure: `${min}..${max} across ${values.length} store sizes`, met: min === max });
+    };
+    flat(".recordsRead", "records read per sweep independent of the total");
     // The recovery queue's work per expired step: the same requests at every size, so recovery stays flat.
-    const perNotice = Object.entries(sweep)
-      .filter(([k]) => k.endsWith(".noticeStoreRequests"))
-      .map(([, v]) => v);
-    if (perNotice.length > 0)
-      rows.push({
-        target: "recovery-queue store requests per expired step independent of the total",
-        figure: `${Math.min(...perNotice)}..${Math.max(...perNotice)} across ${perNotice.length} store sizes`,
-        met: Math.min(...perNotice) === Math.max(...perNotice),
-      });
+    flat(".noticeStoreRequests", "recovery-queue store requests per expired step independent of the total");
   }
   return rows;
 }

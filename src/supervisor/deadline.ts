@@ -1,5 +1,5 @@
 import type { Dependencies } from "../app/dependencies";
-import { deadlineMessageSchema, validateBody, type ProcessState } from "../domain";
+import { deadlineMessageSchema, ORDER_ID_PATTERN, validateBody, type ProcessState } from "../domain";
 import type { Logger } from "../services/logger";
 import { expireAttempt } from "./sweep";
 
@@ -8,7 +8,7 @@ export type DeadlineOutcome =
   | { kind: "expired"; processState: ProcessState }
   /** The record moved on (answered, reclaimed, finished) or its deadline was moved: nothing to decide. */
   | { kind: "movedOn"; reason: string }
-  /** Not a deadline notice of this app: set aside with the reason. */
+  /** Not a deadline notice of this app: alerted (on the first delivery) and to be set aside with the reason. */
   | { kind: "invalid"; reason: string };
 
 /**
@@ -24,9 +24,22 @@ export async function handleDeadline(
   deps: Pick<Dependencies, "config" | "states" | "notifications" | "now">,
   log: Logger,
   message: unknown,
+  options: { alert: boolean } = { alert: true },
 ): Promise<DeadlineOutcome> {
   const parsed = validateBody(deadlineMessageSchema, message);
-  if (!parsed.ok) return { kind: "invalid", reason: parsed.message };
+  if (!parsed.ok) {
+    const reason = `deadlines: ${parsed.message}`;
+    const orderId = (message as { orderId?: unknown } | null)?.orderId;
+    if (options.alert)
+      await deps.notifications.alert(log, {
+        kind: "InvalidMessage",
+        orderId: typeof orderId === "string" && ORDER_ID_PATTERN.test(orderId) ? orderId : null,
+        processState: null,
+        reason,
+      });
+    else log.warn(`${reason} (alerted on the first delivery)`);
+    return { kind: "invalid", reason: parsed.message };
+  }
   const notice = parsed.value;
   const record = await deps.states.get(notice.orderId);
   if (!record) return { kind: "movedOn", reason: `no state record for ${notice.orderId}` };
