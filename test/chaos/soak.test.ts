@@ -11,7 +11,13 @@
  */
 import { expect, test } from "vitest";
 import { CHAOS_MIX } from "../../tools/soak/faultPlan";
-import { SOAK_TIMINGS, formatSoakSummary, runSoak, unfinishedOrderLog } from "../../tools/soak/soak";
+import {
+  SOAK_TIMINGS,
+  declaredOutage,
+  formatSoakSummary,
+  runSoak,
+  unfinishedOrderLog,
+} from "../../tools/soak/soak";
 import { buildChaosApp, type ChaosApp } from "../support/chaos";
 
 const TEST_TIMEOUT_MS = 295_000;
@@ -61,11 +67,12 @@ it(
     expect(result.byState.CompensationFailed).toBeGreaterThan(0);
     expect(result.recoveredOrders).toBeGreaterThan(0);
     expect(result.duplicatesPrevented).toBeGreaterThan(0);
-    // The outage opened payment's breaker, and it closed again once payment was back.
-    expect(result.alertKinds["ServiceUnavailable payment"]).toBeGreaterThanOrEqual(1);
-    expect(result.alertKinds["ServiceRecovered payment"]).toBe(
-      result.alertKinds["ServiceUnavailable payment"],
-    );
+    // The outage opened payment's breaker, and it closed again once payment was back. (A short false outage may
+    // open beside it, from a few orders failing on their own faults at once, and stay open at the end if no order
+    // needed payment any more to probe it: that is the breaker doing its job, not this outage going unnoticed.)
+    const outage = declaredOutage(result);
+    expect(outage, "an outage of payment alerted during the declared window").toBeDefined();
+    expect(outage?.recoveredAt, `payment's outage #${outage?.outage} alerted as recovered`).toBeDefined();
   },
   TEST_TIMEOUT_MS,
 );

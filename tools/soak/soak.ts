@@ -33,7 +33,7 @@ import {
   type InvariantReport,
   type KillWindow,
 } from "./invariants";
-import { AlertCollector, StateReader } from "./observe";
+import { AlertCollector, StateReader, type ObservedAlert } from "./observe";
 import { submitAll, type Acceptance } from "./submitter";
 import { formatTable } from "../table";
 
@@ -96,6 +96,49 @@ export interface ScenarioOutcome {
   byState: Partial<Record<ProcessState, number>>;
 }
 
+/** One outage of a service's breaker as its alerts tell it (MessageId `breaker:<service>:<outage>:<kind>`). */
+export interface ServiceOutage {
+  service: string;
+  outage: number;
+  openedAt?: string;
+  recoveredAt?: string;
+}
+
+/**
+ * The outages the alerts tell, per service and outage number. A short false outage may open beside the declared one
+ * (a few orders failing on their own faults at once), and one opened when no order needs the service any more is
+ * never probed, so it stays open: the declared outage is the one open during the declared window.
+ */
+export function serviceOutages(alerts: readonly ObservedAlert[]): ServiceOutage[] {
+  const outages = new Map<string, ServiceOutage>();
+  for (const alert of alerts) {
+    const match = /^breaker:([^:]+):(\d+):(ServiceUnavailable|ServiceRecovered)$/.exec(alert.messageId ?? "");
+    if (!match) continue;
+    const [, service, outage, kind] = match as unknown as [string, string, string, string];
+    const key = `${service}:${outage}`;
+    const entry = outages.get(key) ?? { service, outage: Number(outage) };
+    if (kind === "ServiceUnavailable") entry.openedAt = alert.at;
+    else entry.recoveredAt = alert.at;
+    outages.set(key, entry);
+  }
+  return [...outages.values()].sort((a, b) => a.service.localeCompare(b.service) || a.outage - b.outage);
+}
+
+/** The outage alerted open before the declared window ended and closed after it began, if there is one. */
+export function declaredOutage(
+  result: Pick<SoakResult, "outageWindow" | "serviceOutages">,
+): ServiceOutage | undefined {
+  const window = result.outageWindow;
+  if (!window) return undefined;
+  return result.serviceOutages.find(
+    (o) =>
+      o.service === window.service &&
+      o.openedAt !== undefined &&
+      o.openedAt <= window.to &&
+      (o.recoveredAt === undefined || o.recoveredAt >= window.from),
+  );
+}
+
 export interface SoakResult {
   seed: number;
   orders: number;
@@ -119,6 +162,10 @@ export interface SoakResult {
   records: StateRecord[];
   /** Each service's breaker record as the run left it. */
   breakers: BreakerRecord[];
+  /** When the declared outage (options.outage) began and ended, in ISO time; undefined without one. */
+  outageWindow: { service: string; from: string; to: string } | undefined;
+  /** Each outage a service's breaker alerted, with when it was alerted open and closed (ISO, from the alerts). */
+  serviceOutages: ServiceOutage[];
   ledger: LedgerEntry[];
   appLog: string;
 }
@@ -217,16 +264,19 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       }
     })();
 
+    let outageWindow: SoakResult["outageWindow"];
     const outage = (async () => {
       if (!options.outage) return;
       const { service, afterSeconds, seconds } = options.outage;
       await sleep(Math.max(0, started + afterSeconds * 1000 - Date.now()));
       const fault = stack.simulator.injectFault({ service, kind: "transient", status: 503 });
+      const from = new Date().toISOString();
       log(
         `outage: ${service} answers 503 to every call from ${((Date.now() - started) / 1000).toFixed(1)} s`,
       );
       await sleep(seconds * 1000);
       stack.simulator.removeFault(fault.id);
+      outageWindow = { service, from, to: new Date().toISOString() };
       log(
         `outage: ${service} is back at ${((Date.now() - started) / 1000).toFixed(1)} s (${fault.hits} calls hit it)`,
       );
@@ -324,6 +374,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       invariants,
       records,
       breakers,
+      outageWindow,
+      serviceOutages: serviceOutages(alerts.alerts),
       ledger,
       appLog: app.logFile,
     };
@@ -389,6 +441,10 @@ function describeBreaker(b: BreakerRecord): string {
       : ` until ${b.state === "open" ? b.retryAt : b.probe?.until}, ${b.failedProbes} failed probes + ` +
         `${b.suspectProbes} by suspects`;
   return `${b.service} ${b.state}${open} (${b.outages} outage${b.outages === 1 ? "" : "s"})`;
+}
+
+function describeOutage(o: ServiceOutage): string {
+  return `${o.service} #${o.outage} opened ${o.openedAt ?? "(no alert)"}, recovered ${o.recoveredAt ?? "(not yet)"}`;
 }
 
 /**
@@ -466,6 +522,10 @@ export function formatSoakSummary(result: SoakResult, title = "Soak run"): strin
       : "Slowest order: none finished",
     `Causes of Error and CompensationFailed: ${failureCauses(result.records) || "none"}`,
     `Breakers at the end: ${result.breakers.map(describeBreaker).join("; ") || "none was written"}`,
+    `Outages alerted: ${result.serviceOutages.map(describeOutage).join("; ") || "none"}` +
+      (result.outageWindow
+        ? ` (declared: ${result.outageWindow.service} ${result.outageWindow.from} to ${result.outageWindow.to})`
+        : ""),
     downtime.length > 0
       ? `Kills: ${downtime.length}, app back after ${downtime.map((ms) => (ms / 1000).toFixed(1)).join(", ")} s`
       : "Kills: none",
