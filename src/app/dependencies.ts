@@ -1,4 +1,5 @@
 import { getConfig, type AppConfig } from "../config";
+import { AdmissionSlots } from "../services/admission";
 import { defaultWorkflows, type AgentName, type WorkflowRegistry } from "../domain";
 import { cosmosContainers } from "../services/cosmos";
 import { HealthProbe } from "../services/health";
@@ -21,6 +22,9 @@ import { appWorkflows } from "./workflows";
 export interface Dependencies {
   config: AppConfig;
   states: StateStore;
+  /** The MAX_IN_FLIGHT places, in shard documents of the leases container: taken before a claim, given back
+   * by the write that ends the attempt's lock. */
+  admission: AdmissionSlots;
   orders: OrderStore;
   leases: LeaseManager;
   /** The Pending backlog the front door checks against MAX_PENDING_BACKLOG, counted at most once a second. */
@@ -47,7 +51,23 @@ export function createDependencies(
   const now = () => new Date();
   const remotes = new Map<AgentName, RemoteServiceClient>();
   const breakers = new Map<AgentName, ServiceBreaker>();
-  const states = new StateStore(containers.state);
+  // The store gives an attempt's place back after each write that ends its lock; a give-back that fails is
+  // logged and left to the shard's check (src/services/admission.ts): the state write itself has landed.
+  const states: StateStore = new StateStore(containers.state, async (before) => {
+    if (before.admissionShard === null) return;
+    await admission
+      .giveBack(before.admissionShard, { ended: [before.lockedBy!] })
+      .catch((error: unknown) =>
+        console.warn(`admission: could not give back the place of ${before.lockedBy} (${String(error)})`),
+      );
+  });
+  const admission = new AdmissionSlots(containers.leases, {
+    maxInFlight: config.maxInFlight,
+    claimTimeoutSeconds: config.claimTimeoutSeconds,
+    states,
+    // Late-bound: the clock of the dependencies as they are now (tests move it).
+    now: () => built.now(),
+  });
   const notifications = new Notifications(messaging, now);
   const breaker = (agent: AgentName): ServiceBreaker => {
     let b = breakers.get(agent);
@@ -70,9 +90,10 @@ export function createDependencies(
     }
     return b;
   };
-  return {
+  const built: Dependencies = {
     config,
     states,
+    admission,
     orders: new OrderStore(containers.orders),
     leases: new LeaseManager(containers.leases),
     backlog: new BacklogGauge(states, now),
@@ -100,6 +121,7 @@ export function createDependencies(
       containers.client.dispose();
     },
   };
+  return built;
 }
 
 let shared: Dependencies | undefined;

@@ -8,6 +8,7 @@ export * from "./replyCheck";
 export * from "./retryBudget";
 export * from "./latencyBudget";
 export * from "./leases";
+export * from "./admission";
 export * from "./breaker";
 export * from "./transitionTable";
 export * from "./transitions";

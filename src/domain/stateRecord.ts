@@ -136,6 +136,11 @@ export const stateRecordSchema = z.looseObject({
   workflow: workflowRefSchema,
   processState: processStateSchema,
   lockedBy: z.string().min(1).nullable(),
+  /**
+   * The admission shard whose place the attempt holding the record took (src/domain/admission.ts); null when no
+   * attempt holds it, or for a claim made without one (before admission had shards).
+   */
+  admissionShard: z.number().int().nonnegative().nullable().default(null),
   completeBy: isoTimestamp.nullable(),
   retryAt: isoTimestamp.nullable(),
   failureCount: z.number().int().nonnegative(),

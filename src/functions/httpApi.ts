@@ -81,12 +81,7 @@ app.http("httpApi-getOrchestration", {
 
 /** A claim round right after an operator's action, so that the orders it sent back start now, not at the next tick. */
 function claimRoundNow(context: InvocationContext): Promise<unknown> {
-  return requestClaimRound(
-    dependencies(),
-    context,
-    startAttemptWith(df.getClient(context)),
-    `api:${context.invocationId}`,
-  );
+  return requestClaimRound(dependencies(), context, startAttemptWith(df.getClient(context)));
 }
 
 for (const action of ["retry", "cancel"] as const) {

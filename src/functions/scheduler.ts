@@ -14,18 +14,13 @@ type AnyActivity = (
 ) => Promise<Parameters<typeof freesPlace>[0] | void>;
 
 /**
- * Hands the place an attempt has just freed to the next due order: a claim round now (coalesced per process, and
- * as strict as every round under the starter's lease). Best effort: should it fail, the starter's timer claims
+ * Hands the place an attempt has just freed (its write gave the place back to its admission shard) to the next
+ * due order: a claim round now, coalesced per process, which looks in that shard first. Best effort: should it fail, the starter's timer claims
  * the order a little later, so the activity's own outcome, already written, is returned either way.
  */
 async function handOver(context: InvocationContext): Promise<void> {
   try {
-    await requestClaimRound(
-      dependencies(),
-      context,
-      startAttemptWith(df.getClient(context)),
-      `handover:${context.invocationId}`,
-    );
+    await requestClaimRound(dependencies(), context, startAttemptWith(df.getClient(context)));
   } catch (error) {
     context.warn(
       `handover: claim round failed (${String(error)}); the starter's timer claims the next order`,

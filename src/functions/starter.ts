@@ -9,11 +9,6 @@ app.timer("starter", {
   extraInputs: [df.input.durableClient()],
   handler: async (_timer: Timer, context: InvocationContext) => {
     const client = df.getClient(context);
-    await requestClaimRound(
-      dependencies(),
-      context,
-      startAttemptWith(client),
-      `timer:${context.invocationId}`,
-    );
+    await requestClaimRound(dependencies(), context, startAttemptWith(client));
   },
 });

@@ -20,7 +20,7 @@ export async function submitOrderHandler(message: unknown, context: InvocationCo
   if (outcome.created) {
     // Fast path: an idle system starts the order now instead of at the next starter tick.
     const client = df.getClient(context);
-    await requestClaimRound(deps, context, startAttemptWith(client), `fast:${context.invocationId}`);
+    await requestClaimRound(deps, context, startAttemptWith(client));
   }
 }
 

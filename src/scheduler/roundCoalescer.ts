@@ -6,7 +6,7 @@ export const MAX_ROUNDS_PER_RUNNER = 20;
  * load many ask at once; a round already running may have read the claimable orders before the newest arrived, so
  * an ask that comes while one runs makes the invocation running it do one more round when it ends, and returns at
  * once. No ask is lost, no work runs after the invocation doing it has returned, and the askers do not wait for
- * each other. Across instances the starter's lease still keeps rounds apart.
+ * each other. Across instances rounds do run at once; the admission places keep them within MAX_IN_FLIGHT.
  */
 export class RoundCoalescer<T> {
   private running = false;

@@ -1,5 +1,6 @@
 import type { Dependencies } from "../app/dependencies";
 import {
+  ADMISSION,
   BREAKER,
   claim,
   deferForOutage,
@@ -7,8 +8,6 @@ import {
   nextStepIndex,
   nextUndoIndex,
   outageOutlasted,
-  STARTER_LEASE,
-  STARTER_LEASE_SECONDS,
   unavailableUntil,
   type AgentName,
   type BreakerRecord,
@@ -21,7 +20,7 @@ import { RoundCoalescer } from "./roundCoalescer";
 export type StartAttempt = (instanceId: string, orderId: string) => Promise<void>;
 
 export interface StarterReport {
-  ran: boolean;
+  /** Free places the round found (at most ADMISSION.claimsPerRound). */
   capacity: number;
   claimed: number;
   started: number;
@@ -38,10 +37,11 @@ function nextService(record: StateRecord): AgentName | undefined {
 
 /**
  * Claims due Pending / CompensationPending records, oldest first, and starts one orchestration per claim, never
- * letting Processing + Compensating exceed MAX_IN_FLIGHT (admission control towards the remote services).
- * Claimers take turns through a short lease, so the timer and the after-submission fast path cannot both claim
- * up to the limit at once. A claim whose start is lost (crash between claim and startNew) expires at its claim
- * deadline and the Supervisor recovers it.
+ * letting Processing + Compensating exceed MAX_IN_FLIGHT (admission control towards the remote services). Each
+ * claim first takes a place in an admission shard (src/services/admission.ts): rounds on any number of instances
+ * run at once, and a place can be spent once only, since it is taken by conditional write before the record is.
+ * A claim that does not land gives its place back. A claim whose start is lost (crash between claim and startNew)
+ * keeps its place until the Supervisor expires it at its claim deadline, and that write gives it back.
  *
  * Admission control also spares the remote services: an order whose next step needs a service whose shared breaker
  * is open is not claimed (that attempt would fail fast) but deferred to the probe time; when the probe time comes,
@@ -49,80 +49,84 @@ function nextService(record: StateRecord): AgentName | undefined {
  * longer than OUTAGE_MAX_SECONDS is claimed anyway, so its attempt fails and counts.
  */
 export async function claimAndStart(
-  deps: Pick<Dependencies, "config" | "states" | "leases" | "breaker" | "now">,
+  deps: Pick<Dependencies, "config" | "states" | "admission" | "breaker" | "now">,
   log: Logger,
   start: StartAttempt,
-  holder: string,
 ): Promise<StarterReport> {
-  const report: StarterReport = { ran: false, capacity: 0, claimed: 0, started: 0, skipped: 0, deferred: 0 };
-  const lease = await deps.leases.tryAcquire(STARTER_LEASE, holder, STARTER_LEASE_SECONDS, deps.now());
-  if (!lease.acquired) return report;
-  report.ran = true;
-  try {
-    const inFlight = await deps.states.count(["Processing", "Compensating"]);
-    report.capacity = Math.max(0, deps.config.maxInFlight - inFlight);
-    if (report.capacity === 0) return report;
-    const now = deps.now();
-    const due = await deps.states.findClaimable(now, report.capacity);
-    const probers = await chooseProbers(deps, due.items, now);
-    for (const record of due.items) {
-      const wait = await waitForService(deps, record, now, probers);
-      if (wait) {
-        const deferred = await deps.states.applyIfUnchanged(record, (r) =>
-          deferForOutage(r, {
-            now,
-            until: wait.until,
-            service: wait.service,
-            outageMaxSeconds: deps.config.outageMaxSeconds,
-          }),
-        );
-        if (deferred.kind === "written") report.deferred++;
-        else report.skipped++;
-        continue;
-      }
-      const outcome = await deps.states.applyIfUnchanged(record, (r) =>
-        claim(r, { now, claimTimeoutSeconds: deps.config.claimTimeoutSeconds }),
-      );
-      if (outcome.kind !== "written") {
-        report.skipped++;
-        continue;
-      }
-      report.claimed++;
-      const instanceId = outcome.record.lockedBy!;
-      try {
-        await start(instanceId, record.orderId);
-        report.started++;
-      } catch (error) {
-        log.warn(
-          `starter: claimed ${instanceId} but could not start it (${String(error)}); the Supervisor recovers it`,
-        );
-      }
+  const report: StarterReport = { capacity: 0, claimed: 0, started: 0, skipped: 0, deferred: 0 };
+  const rooms = await deps.admission.findRoom(ADMISSION.claimsPerRound, log);
+  report.capacity = Math.min(
+    ADMISSION.claimsPerRound,
+    rooms.reduce((sum, room) => sum + room.free, 0),
+  );
+  if (report.capacity === 0) return report;
+  const now = deps.now();
+  const due = await deps.states.findClaimable(now, report.capacity);
+  const probers = await chooseProbers(deps, due.items, now);
+  const toClaim: StateRecord[] = [];
+  for (const record of due.items) {
+    const wait = await waitForService(deps, record, now, probers);
+    if (!wait) {
+      toClaim.push(record);
+      continue;
     }
-    if (report.claimed > 0 || report.deferred > 0)
-      log.log(
-        `starter: claimed ${report.claimed}, started ${report.started}, capacity ${report.capacity}` +
-          (report.deferred > 0 ? `, deferred ${report.deferred} (service unavailable)` : ""),
-      );
-    return report;
-  } finally {
-    await deps.leases.release(STARTER_LEASE, holder);
+    const deferred = await deps.states.applyIfUnchanged(record, (r) =>
+      deferForOutage(r, {
+        now,
+        until: wait.until,
+        service: wait.service,
+        outageMaxSeconds: deps.config.outageMaxSeconds,
+      }),
+    );
+    if (deferred.kind === "written") report.deferred++;
+    else report.skipped++;
   }
+  const placed = await deps.admission.take(rooms, toClaim);
+  report.skipped += toClaim.length - placed.length;
+  const notLanded = new Map<number, string[]>();
+  for (const { record, shard, ticket } of placed) {
+    const outcome = await deps.states.applyIfUnchanged(record, (r) =>
+      claim(r, { now, claimTimeoutSeconds: deps.config.claimTimeoutSeconds, admissionShard: shard }),
+    );
+    if (outcome.kind !== "written") {
+      report.skipped++;
+      notLanded.set(shard, [...(notLanded.get(shard) ?? []), ticket]);
+      continue;
+    }
+    report.claimed++;
+    const instanceId = outcome.record.lockedBy!;
+    try {
+      await start(instanceId, record.orderId);
+      report.started++;
+    } catch (error) {
+      log.warn(
+        `starter: claimed ${instanceId} but could not start it (${String(error)}); the Supervisor recovers it`,
+      );
+    }
+  }
+  // Another claimer took these records first: their places go back now (or, should that fail, at their check).
+  await Promise.all([...notLanded].map(([shard, tickets]) => deps.admission.giveBack(shard, { tickets })));
+  if (report.claimed > 0 || report.deferred > 0)
+    log.log(
+      `starter: claimed ${report.claimed}, started ${report.started}, capacity ${report.capacity}` +
+        (report.deferred > 0 ? `, deferred ${report.deferred} (service unavailable)` : ""),
+    );
+  return report;
 }
 
 const rounds = new RoundCoalescer<StarterReport>();
 
 /**
- * A claim round as the functions ask for one (the timer, each new submission, an operator's retry): while this
- * process runs one, an ask makes it run once more and returns at once (undefined) instead of contending for the
- * starter's lease.
+ * A claim round as the functions ask for one (the timer, each new submission, an operator's retry, a hand-over):
+ * while this process runs one, an ask makes it run once more and returns at once (undefined): rounds of one
+ * process would only compete for the same places and records.
  */
 export function requestClaimRound(
   deps: Parameters<typeof claimAndStart>[0],
   log: Logger,
   start: StartAttempt,
-  holder: string,
 ): Promise<StarterReport | undefined> {
-  return rounds.run(() => claimAndStart(deps, log, start, holder));
+  return rounds.run(() => claimAndStart(deps, log, start));
 }
 
 /** The services whose breaker is due for its probe, with the one due order of each that makes it. */

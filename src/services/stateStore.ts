@@ -135,7 +135,21 @@ export class StateStore {
   /** The copies `recent` handed out: the objects whose refusals must be checked on a fresh read. */
   private readonly handedOut = new WeakSet<StateRecord>();
 
-  constructor(private readonly container: Container) {}
+  constructor(
+    private readonly container: Container,
+    /**
+     * Called after each write of this instance that ended an attempt's lock, with the record as it was before:
+     * the attempt's admission place is given back there (src/services/admission.ts). Every transition that ends
+     * a lock goes through `apply` or `applyIfUnchanged`, so none can forget it.
+     */
+    private readonly onLockReleased?: (before: StateRecord) => Promise<void>,
+  ) {}
+
+  private async written(before: StateRecord, after: StateRecord): Promise<StoreOutcome> {
+    if (this.onLockReleased && before.lockedBy !== null && after.lockedBy !== before.lockedBy)
+      await this.onLockReleased(before);
+    return { kind: "written", record: after };
+  }
 
   // Records are never changed in place (every transition works on a copy: domain/transitions/result.ts, commit),
   // so the cache keeps the object itself, and each hand-out is a shallow copy only to tell it apart.
@@ -243,7 +257,7 @@ export class StateStore {
           : { kind: "refused", refusal: result.refusal, record: current };
       }
       const written = await this.replace({ ...result.record, _etag: current._etag });
-      if (written) return { kind: "written", record: written };
+      if (written) return this.written(current, written);
     }
     throw new Error(`state record ${orderId}: lost ${MAX_RACE_RETRIES + 1} write races in a row`);
   }
@@ -260,7 +274,15 @@ export class StateStore {
     if (!result.ok) return { kind: "refused", refusal: result.refusal, record: read };
     if (!result.changed) return { kind: "unchanged", record: read };
     const written = await this.replace({ ...result.record, _etag: read._etag });
-    return written ? { kind: "written", record: written } : { kind: "conflict" };
+    return written ? this.written(read, written) : { kind: "conflict" };
+  }
+
+  /**
+   * Writes the record unchanged, only if it is still the version read: its etag changes, so that any other write
+   * conditional on the version read (a claim that paused) fails. True when it landed.
+   */
+  async fence(read: StateRecord): Promise<boolean> {
+    return (await this.replace(read)) !== undefined;
   }
 
   private async page(

@@ -74,7 +74,8 @@ it("resumes after a SIGKILL mid-step: every order Processed, each effect applied
   expect(second.pid).not.toBe(first.pid);
 
   const orders = [hung, held, busy, late];
-  // A kill during a claim round leaves the starter's lease (30 s) to run out before claims resume.
+  // A kill during a claim round may leave an admission place taken: it comes back at its check, one claim timeout
+  // later.
   const records = await Promise.all(orders.map((o) => stack.waitForState(o.orderId, ["Processed"], 60_000)));
   for (const record of records) {
     expect(record).toMatchObject({

@@ -18,7 +18,6 @@ import type { PlannedOrder } from "./faultPlan";
 import type { Acceptance } from "./submitter";
 
 // The starter's claim lease: a killed claimer holds it this long, so it bounds how late an order may end.
-import { STARTER_LEASE_SECONDS } from "../../src/domain/leases";
 
 const STEP_NAMES = orderWorkflowV1.steps.map((s) => s.name);
 
@@ -56,8 +55,8 @@ export interface Bound {
  * lasts at most the claim timeout plus every step's timeout; the Supervisor notices its end within one sweep
  * interval, waits at most the largest back-off, and the starter claims the retry within one starter interval.
  * Forward work gets SUPERVISOR_MAX_FAILURES + 1 attempts, and compensation as many again (it keeps its own
- * count). A kill adds its downtime plus the leases the killed process held: the starter's claim lease and the
- * Supervisor's leader lease.
+ * count). A kill adds its downtime, a claim timeout (an admission place the killed process had taken, or had not
+ * given back yet, comes back when its check is due) and the Supervisor's leader lease it held.
  */
 export function deriveBound(settings: Record<string, string>, steps = STEP_NAMES.length): Bound {
   const n = (name: string): number => {
@@ -77,7 +76,7 @@ export function deriveBound(settings: Record<string, string>, steps = STEP_NAMES
   const seconds = 2 * attempts * attempt;
   return {
     seconds,
-    perKillSeconds: (downtime) => downtime + STARTER_LEASE_SECONDS + supervisorLease,
+    perKillSeconds: (downtime) => downtime + claim + supervisorLease,
     perOutageSeconds: (outage) =>
       outage +
       n("AGENT_ATTEMPT_TIMEOUT_SECONDS") +
@@ -87,7 +86,7 @@ export function deriveBound(settings: Record<string, string>, steps = STEP_NAMES
     explanation:
       `2 (forward, compensation) × (SUPERVISOR_MAX_FAILURES ${maxFailures} + 1) × (CLAIM_TIMEOUT ${claim} + ${steps} steps × STEP_TIMEOUT ${step}` +
       ` + supervisor interval ${supervisor} + max back-off ${backoffMax} + starter interval ${starter}) = ${seconds} s;` +
-      ` each kill while the order is under way adds its downtime + starter lease ${STARTER_LEASE_SECONDS} + supervisor lease ${supervisorLease} s;` +
+      ` each kill while the order is under way adds its downtime + CLAIM_TIMEOUT ${claim} (an admission place the kill left taken comes back at its check) + supervisor lease ${supervisorLease} s;` +
       ` each outage a breaker declared adds its length + probe window + jitter ${PARK_JITTER_SECONDS} + starter interval`,
   };
 }

@@ -9,6 +9,8 @@ export interface ClaimContext {
    * if the start is lost (crash between claim and startNew), the Supervisor finds it expired and recovers it.
    */
   claimTimeoutSeconds: number;
+  /** The admission shard where the claimer took the attempt's place; omitted by claims made without one. */
+  admissionShard?: number;
 }
 
 /**
@@ -37,6 +39,7 @@ export function claim(record: StateRecord, ctx: ClaimContext): TransitionResult 
     draft.processState = target;
     draft.attempt = attempt;
     draft.lockedBy = lockedBy;
+    draft.admissionShard = ctx.admissionShard ?? null;
     draft.completeBy = addSeconds(ctx.now, ctx.claimTimeoutSeconds);
     draft.retryAt = null;
   });

@@ -146,5 +146,6 @@ export function decideAlert(draft: StateRecord, kind: DecidedAlert["kind"], reas
 /** Clears the lock fields: they are set exactly while the record is Processing or Compensating. */
 export function release(draft: StateRecord): void {
   draft.lockedBy = null;
+  draft.admissionShard = null;
   draft.completeBy = null;
 }

@@ -17,6 +17,7 @@ export function submit(order: Order, ctx: SubmitContext): StateRecord {
     workflow: { name: ctx.workflow.name, version: ctx.workflow.version },
     processState: "Pending",
     lockedBy: null,
+    admissionShard: null,
     completeBy: null,
     retryAt: null,
     failureCount: 0,

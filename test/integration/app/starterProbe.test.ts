@@ -77,14 +77,9 @@ it("lets an order whose calls did not fail on the service probe, and defers the 
     },
   };
   const started: string[] = [];
-  const report = await claimAndStart(
-    deps,
-    stack.context("starter"),
-    async (instanceId) => {
-      started.push(instanceId);
-    },
-    "starter-test",
-  );
+  const report = await claimAndStart(deps, stack.context("starter"), async (instanceId) => {
+    started.push(instanceId);
+  });
 
   expect(started).toEqual(["FRESH-1:1"]);
   expect(report).toMatchObject({ claimed: 1, deferred: 2 });

@@ -3,6 +3,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALERT_RESEND_AFTER_SECONDS, claim, expire, orderWorkflowV1, submit } from "../../../src/domain";
+import { createDependencies, type Dependencies } from "../../../src/app/dependencies";
 import { claimAndStart } from "../../../src/scheduler/starter";
 import { sweep } from "../../../src/supervisor/sweep";
 import { at, sampleOrder } from "../../support/domain";
@@ -122,25 +123,43 @@ describe("decided alerts", () => {
 });
 
 describe("starter", () => {
-  it("claims oldest first and never more than MAX_IN_FLIGHT, even with two claimers at once", async () => {
+  it("claims oldest first and never more than MAX_IN_FLIGHT, even with two instances claiming at once", async () => {
     const { deps } = stack;
+    // A second instance: its own store cache and admission view, the same containers.
+    const other = createDependencies(stack.config);
     deps.now = () => at(5000);
-    for (let i = 0; i < 6; i++) await seed(`ST-${i}`, at(2000 + i));
-    const inFlightBefore = await deps.states.count(["Processing", "Compensating"]);
-    const started: string[] = [];
-    const start = async (instanceId: string) => {
-      started.push(instanceId);
-    };
-    const reports = await Promise.all([
-      claimAndStart(deps, stack.context("timer"), start, "timer"),
-      claimAndStart(deps, stack.context("fast"), start, "fast"),
-    ]);
-    const inFlight = await deps.states.count(["Processing", "Compensating"]);
-    expect(inFlightBefore).toBe(0);
-    expect(inFlight).toBe(3);
-    expect(reports.filter((r) => r.ran).length).toBeGreaterThanOrEqual(1);
-    // Oldest first: SUP-1 (back to Pending after the sweep above, now due) and the two oldest new orders.
-    expect(started.sort()).toEqual(["ST-0:1", "ST-1:1", "SUP-1:2"]);
-    expect(await deps.states.get("ST-0")).toMatchObject({ processState: "Processing", lockedBy: "ST-0:1" });
+    other.now = () => at(5000);
+    try {
+      for (let i = 0; i < 6; i++) await seed(`ST-${i}`, at(2000 + i));
+      const inFlightBefore = await deps.states.count(["Processing", "Compensating"]);
+      const started: string[] = [];
+      const start = async (instanceId: string) => {
+        started.push(instanceId);
+      };
+      const reports = await Promise.all([
+        claimAndStart(deps, stack.context("timer"), start),
+        claimAndStart(other, stack.context("fast"), start),
+      ]);
+      const inFlight = await deps.states.count(["Processing", "Compensating"]);
+      expect(inFlightBefore).toBe(0);
+      expect(inFlight).toBe(3);
+      expect(reports[0]!.claimed + reports[1]!.claimed).toBe(3);
+      // Oldest first: SUP-1 (back to Pending after the sweep above, now due) and the two oldest new orders.
+      expect(started.sort()).toEqual(["ST-0:1", "ST-1:1", "SUP-1:2"]);
+      expect(await deps.states.get("ST-0")).toMatchObject({ processState: "Processing", lockedBy: "ST-0:1" });
+      // Each claimed attempt holds one place, and the claims that lost their race gave theirs back.
+      const holders = await placesHeld(deps);
+      expect(holders.sort()).toEqual(["ST-0:1", "ST-1:1", "SUP-1:2"]);
+    } finally {
+      await other.close();
+    }
   });
 });
+
+/** The holders of every admission place, across the shards. */
+async function placesHeld(deps: Dependencies): Promise<string[]> {
+  const shards = await Promise.all(
+    Array.from({ length: deps.admission.shards }, (_, k) => deps.admission.read(k)),
+  );
+  return shards.flatMap((s) => s.entries.map((e) => e.holder));
+}
