@@ -8,6 +8,9 @@ import { DEFAULT_COSMOS_PORT, DEFAULT_SERVICE_BUS_PORT } from "devhost";
 import { startLocalStack } from "./localStack";
 import { DEFAULT_SIMULATOR_PORT } from "./simulator";
 
+/** The first line printed once every emulator listens, which launchers wait for (a VS Code task does). */
+export const EMULATORS_RUNNING = "Emulators running (Ctrl-C to stop):";
+
 async function main(): Promise<void> {
   const stack = await startLocalStack({
     ports: {
@@ -21,7 +24,7 @@ async function main(): Promise<void> {
     stack.emulators;
   console.log(
     [
-      "Emulators running (Ctrl-C to stop):",
+      EMULATORS_RUNNING,
       `  Service Bus  amqp://127.0.0.1:${DEFAULT_SERVICE_BUS_PORT}`,
       `    ServiceBusConnection=${serviceBusConnectionString}`,
       `  Cosmos DB    ${cosmosEndpoint}  (database ${stack.cosmos.database})`,
@@ -41,7 +44,9 @@ async function main(): Promise<void> {
   process.on("SIGTERM", stop);
 }
 
-main().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
-});
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}

@@ -29,6 +29,11 @@ export type { FunctionSummary } from "./startup/triggers";
 
 export const DEFAULT_PORT = 7071;
 
+/** The line that says the host is ready, which launchers wait for (a VS Code task's problem matcher does). */
+export function hostStartedMessage(url: string, taskHubName: string, dataDir: string): string {
+  return `Host started: ${url} (task hub ${taskHubName}, data ${dataDir})`;
+}
+
 export interface DevHostOptions {
   /** The compiled app entry (package.json "main" of the app). */
   appEntry: string;
@@ -176,9 +181,7 @@ export async function startDevHost(options: DevHostOptions): Promise<DevHost> {
     }
 
     logger.info(formatFunctionList(triggers.summaries));
-    logger.info(
-      `Host started: ${server.url} (task hub ${runtime.engine.taskHubName}, data ${options.dataDir})`,
-    );
+    logger.info(hostStartedMessage(server.url, runtime.engine.taskHubName, options.dataDir));
     let stopping: Promise<void> | undefined;
     return {
       url: server.url,

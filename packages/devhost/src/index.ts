@@ -15,6 +15,7 @@
 export {
   startDevHost,
   formatFunctionList,
+  hostStartedMessage,
   DEFAULT_PORT,
   type DevHost,
   type DevHostOptions,
