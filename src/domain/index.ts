@@ -11,3 +11,4 @@ export * from "./leases";
 export * from "./breaker";
 export * from "./transitionTable";
 export * from "./transitions";
+export * from "./chaos";
