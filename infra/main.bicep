@@ -95,6 +95,25 @@ param maximumInstanceCount int = 40
 @maxValue(10)
 param alwaysReadyInstances int = 1
 
+@description('The environment the Functions host and the app run as (AZURE_FUNCTIONS_ENVIRONMENT). Production, the platform\'s own default, refuses chaos; a staging environment says Staging.')
+@allowed(['Production', 'Staging'])
+param functionsEnvironment string = 'Production'
+
+@description('Chaos in staging (CHAOS_ENABLED): latency and faults injected into the agents\' remote calls at the rates below. Off by default; the app refuses it unless functionsEnvironment is Staging (docs/chaos.md, "Chaos in staging").')
+param chaosEnabled bool = false
+
+@description('The agents chaos hits (CHAOS_SERVICES): * or a comma-separated list of inventory, payment, shipping.')
+param chaosServices string = '*'
+
+@description('Share of attempts delayed by chaosLatencySeconds before the call (CHAOS_LATENCY_RATE), from 0 to 1; a string, as Bicep has no decimals.')
+param chaosLatencyRate string = '0'
+
+@description('How long a delayed attempt waits before calling (CHAOS_LATENCY_SECONDS).')
+param chaosLatencySeconds string = '10'
+
+@description('Share of attempts failed before the call, as a refused connection (CHAOS_FAULT_RATE), from 0 to 1.')
+param chaosFaultRate string = '0'
+
 @description('Memory per function app instance in MB.')
 @allowed([512, 2048, 4096])
 param instanceMemoryMB int = 2048
@@ -275,12 +294,25 @@ var derivedSettings = {
   AGENT_REQUEST_MAX_DELIVERY_COUNT: string(serviceBus.outputs.agentRequestMaxDeliveryCount)
 }
 
+// Chaos in staging (docs/chaos.md, "Chaos in staging"): off unless chaosEnabled, and the app refuses to start
+// with it on when AZURE_FUNCTIONS_ENVIRONMENT is Production. Applied after appSettingOverrides, so that only
+// these parameters can turn it on, and always written, so that every deployment says whether it is on.
+var chaosSettings = {
+  AZURE_FUNCTIONS_ENVIRONMENT: functionsEnvironment
+  CHAOS_ENABLED: chaosEnabled ? 'true' : 'false'
+  CHAOS_SERVICES: chaosServices
+  CHAOS_LATENCY_RATE: chaosLatencyRate
+  CHAOS_LATENCY_SECONDS: chaosLatencySeconds
+  CHAOS_FAULT_RATE: chaosFaultRate
+}
+
 var appSettings = union(
   tuningDefaults,
   remoteServices,
   appSettingOverrides,
   connectionSettings,
   derivedSettings,
+  chaosSettings,
   schedulerSettings
 )
 

@@ -1,6 +1,8 @@
 import { z } from "zod";
+import type { ChaosSettings } from "./domain/chaos";
 import { isAllowedReplyTo } from "./domain/messages";
 import { computeRetryBudget } from "./domain/retryBudget";
+import { AGENT_NAMES, type AgentName } from "./domain/workflow";
 
 /**
  * Every app setting (docs/configuration.md), read once at start-up. A bad value stops the app with a message naming the
@@ -15,6 +17,20 @@ const positiveInt = (what: string) =>
     .regex(/^\d+$/, { error: `expected a positive whole number (${what})` })
     .transform(Number)
     .refine((n) => n > 0, { error: `expected a positive whole number (${what})` });
+
+/** A decimal number such as 5, 0.5 or .05 (no sign, no exponent). */
+const DECIMAL = /^(\d+(\.\d*)?|\.\d+)$/;
+
+/** A share of attempts, from 0 (none) to 1 (every one). */
+const share = z
+  .string()
+  .trim()
+  .regex(DECIMAL, { error: "expected a share of attempts from 0 to 1, such as 0.05" })
+  .transform(Number)
+  .refine((n) => n <= 1, { error: "expected a share of attempts from 0 to 1, such as 0.05" });
+
+/** Longest injected latency: a JavaScript timer cannot wait much longer than 24 days, and no step waits an hour. */
+const MAX_CHAOS_LATENCY_SECONDS = 3600;
 
 const url = z.url({ error: "expected an absolute http(s) URL" }).refine((u) => /^https?:\/\//.test(u), {
   error: "expected an absolute http(s) URL",
@@ -126,6 +142,55 @@ export const SETTINGS = {
       }),
     default: "",
   },
+  /**
+   * Chaos in staging (docs/chaos.md#chaos-in-staging): latency and faults injected into the agents' remote calls.
+   * Off unless this separate switch is true: without it every CHAOS_*_RATE must be 0, and with it the app
+   * refuses to start in production (AZURE_FUNCTIONS_ENVIRONMENT).
+   */
+  CHAOS_ENABLED: {
+    schema: z
+      .string()
+      .trim()
+      .toLowerCase()
+      .refine((v) => v === "true" || v === "false", { error: "expected true or false" })
+      .transform((v) => v === "true"),
+    default: "false",
+  },
+  /** The agents whose calls chaos hits: `*` or some of inventory, payment, shipping. */
+  CHAOS_SERVICES: {
+    schema: z
+      .string()
+      .trim()
+      .transform((v) =>
+        v === "*"
+          ? [...AGENT_NAMES]
+          : v
+              .split(",")
+              .map((name) => name.trim())
+              .filter((name) => name !== ""),
+      )
+      .refine(
+        (names) =>
+          names.length > 0 && names.every((name) => (AGENT_NAMES as readonly string[]).includes(name)),
+        { error: `expected * or comma-separated services among ${AGENT_NAMES.join(", ")}` },
+      ),
+    default: "*",
+  },
+  /** Share of attempts delayed by CHAOS_LATENCY_SECONDS before the call. */
+  CHAOS_LATENCY_RATE: { schema: share, default: "0" },
+  CHAOS_LATENCY_SECONDS: {
+    schema: z
+      .string()
+      .trim()
+      .regex(DECIMAL, { error: "expected a number of seconds above 0, such as 10 or 0.5" })
+      .transform(Number)
+      .refine((n) => n > 0 && n <= MAX_CHAOS_LATENCY_SECONDS, {
+        error: `expected a number of seconds above 0 and at most ${MAX_CHAOS_LATENCY_SECONDS}`,
+      }),
+    default: "10",
+  },
+  /** Share of attempts failed before the call, as a refused connection would fail them. */
+  CHAOS_FAULT_RATE: { schema: share, default: "0" },
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -169,6 +234,8 @@ export interface AppConfig {
   operatorAuth: "platform" | "header";
   /** Base URL of the simulator for the dashboard's fault panel; "" when there is none (Azure). */
   dashboardSimulatorUrl: string;
+  /** What chaos injects into the agents' calls (CHAOS_*); null while it is off, the default and production's. */
+  chaos: ChaosSettings | null;
 }
 
 export class ConfigError extends Error {
@@ -250,6 +317,55 @@ function parseCosmos(env: Env, problems: string[]): CosmosConnectionConfig | und
   return undefined;
 }
 
+/**
+ * Why the app counts as production, or null: AZURE_FUNCTIONS_ENVIRONMENT says so, or is unset in Azure
+ * (WEBSITE_SITE_NAME is set), where the Functions host then runs as Production.
+ */
+function productionReason(env: Env): string | null {
+  const name = env.AZURE_FUNCTIONS_ENVIRONMENT?.trim();
+  if (name) return name.toLowerCase() === "production" ? `AZURE_FUNCTIONS_ENVIRONMENT="${name}"` : null;
+  return env.WEBSITE_SITE_NAME
+    ? "AZURE_FUNCTIONS_ENVIRONMENT is unset in Azure (WEBSITE_SITE_NAME is set), where the host runs as Production"
+    : null;
+}
+
+const CHAOS_RATES = ["CHAOS_LATENCY_RATE", "CHAOS_FAULT_RATE"] as const;
+
+/**
+ * The chaos the parsed CHAOS_* settings ask for, or null when nothing is to be injected. Chaos needs two
+ * deliberate acts, a rate above 0 and the switch CHAOS_ENABLED=true, and the switch is refused in production:
+ * a rate without the switch, or the switch in production, is a start-up problem.
+ */
+function parseChaos(
+  values: Record<SettingName, unknown>,
+  env: Env,
+  problems: string[],
+): ChaosSettings | null {
+  const rate = (name: (typeof CHAOS_RATES)[number]) => values[name] as number;
+  if (values.CHAOS_ENABLED !== true) {
+    for (const name of CHAOS_RATES.filter((r) => rate(r) > 0)) {
+      problems.push(
+        `${name}=${rate(name)}: refused without CHAOS_ENABLED=true, the separate switch chaos needs (docs/chaos.md#chaos-in-staging)`,
+      );
+    }
+    return null;
+  }
+  const production = productionReason(env);
+  if (production) {
+    problems.push(
+      `CHAOS_ENABLED=true: refused in production (${production}); chaos is for staging, whose app sets AZURE_FUNCTIONS_ENVIRONMENT=Staging`,
+    );
+  }
+  // Switched on with both rates at 0 is armed but idle: a staging run turned down without a second change.
+  if (CHAOS_RATES.every((r) => rate(r) === 0)) return null;
+  return {
+    services: values.CHAOS_SERVICES as AgentName[],
+    latencyRate: rate("CHAOS_LATENCY_RATE"),
+    latencyMs: Math.round((values.CHAOS_LATENCY_SECONDS as number) * 1000),
+    faultRate: rate("CHAOS_FAULT_RATE"),
+  };
+}
+
 /** Parses every setting from `env`; collects all problems before failing, so one start-up shows them all. */
 export function loadConfig(env: Env = process.env): AppConfig {
   const problems: string[] = [];
@@ -267,7 +383,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
   const n = (name: SettingName) => values[name] as number;
   const s = (name: SettingName) => values[name] as string;
 
+  let chaos: ChaosSettings | null = null;
   if (problems.length === 0) {
+    chaos = parseChaos(values, env, problems);
     if (n("AGENT_ATTEMPT_TIMEOUT_SECONDS") >= n("STEP_TIMEOUT_SECONDS")) {
       problems.push(
         `AGENT_ATTEMPT_TIMEOUT_SECONDS=${n("AGENT_ATTEMPT_TIMEOUT_SECONDS")}: expected less than STEP_TIMEOUT_SECONDS=${n("STEP_TIMEOUT_SECONDS")}, or no attempt fits inside a step's deadline`,
@@ -328,6 +446,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     serviceUrls: { inventory: s("INVENTORY_URL"), payment: s("PAYMENT_URL"), shipping: s("SHIPPING_URL") },
     operatorAuth: s("OPERATOR_AUTH") as AppConfig["operatorAuth"],
     dashboardSimulatorUrl: s("DASHBOARD_SIMULATOR_URL").replace(/\/+$/, ""),
+    chaos,
   };
 }
 

@@ -659,6 +659,40 @@ function checkDurableBackend(snapshot, label) {
   );
 }
 
+// Chaos in staging is off unless its parameters turn it on, in every deployment that does not ask for it; when
+// asked, the parameters reach the app settings, and appSettingOverrides cannot change them (docs/chaos.md).
+function checkChaos(snapshot, label) {
+  const settings = appSettingsOf(snapshot);
+  const chaos = Object.fromEntries(
+    [
+      "AZURE_FUNCTIONS_ENVIRONMENT",
+      "CHAOS_ENABLED",
+      "CHAOS_SERVICES",
+      "CHAOS_LATENCY_RATE",
+      "CHAOS_FAULT_RATE",
+    ].map((name) => [name, settings[name]]),
+  );
+  const expected = label.includes("chaos")
+    ? {
+        AZURE_FUNCTIONS_ENVIRONMENT: "Staging",
+        CHAOS_ENABLED: "true",
+        CHAOS_SERVICES: "payment",
+        CHAOS_LATENCY_RATE: "0",
+        CHAOS_FAULT_RATE: "0.05",
+      }
+    : {
+        AZURE_FUNCTIONS_ENVIRONMENT: "Production",
+        CHAOS_ENABLED: "false",
+        CHAOS_SERVICES: "*",
+        CHAOS_LATENCY_RATE: "0",
+        CHAOS_FAULT_RATE: "0",
+      };
+  check(
+    JSON.stringify(chaos) === JSON.stringify(expected),
+    `${label}: the chaos settings must be ${JSON.stringify(expected)}, got ${JSON.stringify(chaos)}`,
+  );
+}
+
 function checkSnapshots(files) {
   for (const file of files) {
     const snapshot = readJson(file);
@@ -671,6 +705,7 @@ function checkSnapshots(files) {
     checkStorageRoles(snapshot, label);
     checkAlwaysReady(snapshot, label);
     checkDurableBackend(snapshot, label);
+    checkChaos(snapshot, label);
   }
 }
 

@@ -181,8 +181,9 @@ if [[ ! -f "$work/build/infra/main.json" ]]; then
   echo "infra:check: infra/main.bicep did not compile to main.json" >&2
   exit 1
 fi
-# What Azure would be asked to create, evaluated offline by the CLI for three parameter sets: operators
-# signing in (and a developer with data access), no sign-in set up, and the Durable Task Scheduler backend. check-contracts.mjs reads
+# What Azure would be asked to create, evaluated offline by the CLI for four parameter sets: operators
+# signing in (and a developer with data access), no sign-in set up, the Durable Task Scheduler backend, and a
+# staging environment with chaos on (and overrides that try to change it). check-contracts.mjs reads
 # the role assignments and settings from them.
 snapshots=()
 snapshot() {
@@ -197,6 +198,11 @@ snapshot() {
 snapshot with-sign-in "param operatorAppClientId = '22222222-2222-2222-2222-222222222222'"
 snapshot without-sign-in ""
 snapshot with-scheduler "param durableBackend = 'DurableTaskScheduler'"
+snapshot with-chaos "param functionsEnvironment = 'Staging'
+param chaosEnabled = true
+param chaosServices = 'payment'
+param chaosFaultRate = '0.05'
+param appSettingOverrides = { CHAOS_FAULT_RATE: '1', CHAOS_LATENCY_RATE: '1' }"
 node "$root/infra/scripts/check-contracts.mjs" "$work/build/infra/main.json" "${snapshots[@]}"
 
 # The azd hooks and helper scripts run on people's machines: bash must parse them, and shellcheck (when

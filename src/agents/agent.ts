@@ -21,10 +21,13 @@ const payloadSchema = z.strictObject({
   body: z.record(z.string(), z.unknown()),
 });
 
-/** What became of one delivered request. */
+/**
+ * What became of one delivered request: `calls` made to the service, `injected` of them hit by chaos on purpose
+ * (CHAOS_*, staging only; 0 while it is off).
+ */
 export type RequestHandling =
-  | { kind: "replied"; reply: AgentReply; calls: number }
-  | { kind: "dropped"; reason: string; calls: number }
+  | { kind: "replied"; reply: AgentReply; calls: number; injected: number }
+  | { kind: "dropped"; reason: string; calls: number; injected: number }
   | { kind: "invalid"; reason: string };
 
 /**
@@ -58,7 +61,7 @@ export async function handleAgentRequest(
   const deadline = new Date(request.completeBy);
   if (deps.now() >= deadline) {
     log.log(`${agent}: dropped ${request.requestId}: completeBy ${request.completeBy} has passed`);
-    return { kind: "dropped", reason: "deadline passed before the call", calls: 0 };
+    return { kind: "dropped", reason: "deadline passed before the call", calls: 0, injected: 0 };
   }
 
   const result = await deps.remote(agent).call(payload.value.operation, payload.value.body, {
@@ -71,7 +74,12 @@ export async function handleAgentRequest(
     log.log(
       `${agent}: no reply for ${request.requestId}: completeBy passed during the call (${result.outcome})`,
     );
-    return { kind: "dropped", reason: "deadline passed during the call", calls: result.calls };
+    return {
+      kind: "dropped",
+      reason: "deadline passed during the call",
+      calls: result.calls,
+      injected: result.injected,
+    };
   }
   const reply: AgentReply = {
     requestId: request.requestId,
@@ -87,7 +95,19 @@ export async function handleAgentRequest(
     correlationId: request.orderId,
     subject: result.outcome,
   });
-  return { kind: "replied", reply, calls: result.calls };
+  return { kind: "replied", reply, calls: result.calls, injected: result.injected };
+}
+
+/**
+ * The agent's one line about a request it handled, e.g. `payment: replied transient (3 calls, 3 hit by injected
+ * chaos)`: an operator reading the log of a staging run sees which outcomes chaos caused.
+ */
+export function handlingSummary(agent: AgentName, handling: RequestHandling): string {
+  if (handling.kind === "invalid") return `${agent}: invalid (${handling.reason})`;
+  const what =
+    handling.kind === "replied" ? `replied ${handling.reply.outcome}` : `dropped (${handling.reason})`;
+  const chaos = handling.injected > 0 ? `, ${handling.injected} hit by injected chaos` : "";
+  return `${agent}: ${what} (${handling.calls} call${handling.calls === 1 ? "" : "s"}${chaos})`;
 }
 
 /**

@@ -8,6 +8,7 @@ import { Notifications } from "../services/notifications";
 import { OrderStore } from "../services/orderStore";
 import { BacklogGauge } from "../services/backlog";
 import { ServiceBreaker } from "../services/breaker";
+import { ChaosInjector } from "../services/chaos";
 import { RemoteServiceClient } from "../services/remoteService";
 import { Messaging, createServiceBusClient } from "../services/serviceBus";
 import { StateStore } from "../services/stateStore";
@@ -41,9 +42,18 @@ export interface Dependencies {
   close(): Promise<void>;
 }
 
+export interface DependencyOptions {
+  /**
+   * Where chaos draws its decisions from (CHAOS_*): Math.random unless given; tests pass a seeded generator so
+   * that a run injects into the same attempts every time.
+   */
+  random?: () => number;
+}
+
 export function createDependencies(
   config: AppConfig,
   workflows: WorkflowRegistry = defaultWorkflows(),
+  options: DependencyOptions = {},
 ): Dependencies {
   const containers = cosmosContainers(config);
   const serviceBus = createServiceBusClient(config.serviceBus);
@@ -69,6 +79,10 @@ export function createDependencies(
     now: () => built.now(),
   });
   const notifications = new Notifications(messaging, now);
+  const random = options.random ?? Math.random;
+  /** The chaos strategy of `agent`'s pipeline: only while chaos is on and names the service. */
+  const chaosFor = (agent: AgentName): ChaosInjector | undefined =>
+    config.chaos?.services.includes(agent) ? new ChaosInjector(agent, config.chaos, random) : undefined;
   const breaker = (agent: AgentName): ServiceBreaker => {
     let b = breakers.get(agent);
     if (!b) {
@@ -108,6 +122,7 @@ export function createDependencies(
           maxAttempts: config.agentMaxAttempts,
           attemptTimeoutMs: config.agentAttemptTimeoutSeconds * 1000,
           breaker: breaker(agent),
+          chaos: chaosFor(agent),
         });
         remotes.set(agent, client);
       }

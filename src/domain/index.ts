@@ -12,3 +12,4 @@ export * from "./admission";
 export * from "./breaker";
 export * from "./transitionTable";
 export * from "./transitions";
+export * from "./chaos";

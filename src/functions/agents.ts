@@ -1,7 +1,7 @@
 import { app, type InvocationContext } from "@azure/functions";
 import { agentRequestQueue, type AgentName } from "../domain";
 import { dependencies } from "../app/dependencies";
-import { handleAgentRequest } from "../agents/agent";
+import { handleAgentRequest, handlingSummary } from "../agents/agent";
 import { isFirstDelivery, setAsideRejected } from "./rejectedMessage";
 
 /** One agent function per remote service, each on its own request queue. */
@@ -21,7 +21,7 @@ function registerAgent(agent: AgentName): void {
         });
         return;
       }
-      context.log(`${agent}: ${outcome.kind}${"reason" in outcome ? ` (${outcome.reason})` : ""}`);
+      context.log(handlingSummary(agent, outcome));
     },
   });
 }

@@ -9,15 +9,28 @@ import {
 } from "cockatiel";
 import { AGENT_BACKOFF } from "../domain";
 import type { CallAdmission } from "./breaker";
+import { InjectedFaultError, type ChaosInjector } from "./chaos";
 import type { Logger } from "./logger";
 
+/**
+ * `calls`: the attempts that started, each admitted by the circuit breaker (an attempt chaos failed counts: the
+ * breaker, the retries and the retry budget see it as a call). `injected`: those of them chaos delayed or failed
+ * on purpose (CHAOS_*); 0 while chaos is off.
+ */
 export type RemoteOutcome =
-  | { outcome: "ok"; status: number; body: unknown; calls: number }
-  | { outcome: "permanent"; status: number; error: { code: string; message: string }; calls: number }
+  | { outcome: "ok"; status: number; body: unknown; calls: number; injected: number }
+  | {
+      outcome: "permanent";
+      status: number;
+      error: { code: string; message: string };
+      calls: number;
+      injected: number;
+    }
   | {
       outcome: "transient";
       error: { code: string; message: string };
       calls: number;
+      injected: number;
       /** Set when the service's circuit breaker refused the last call: until when it refuses calls. */
       unavailableUntil?: Date;
     };
@@ -39,6 +52,12 @@ export interface RemoteServiceOptions {
   initialBackoffMs?: number;
   maxBackoffMs?: number;
   breaker: CallGate;
+  /**
+   * Chaos for this service (CHAOS_*, staging only): run inside each attempt, before the real call, so the
+   * attempt's timeout, the retries, the deadline and the breaker meet it as they would a slow or failing call.
+   * Absent while chaos is off.
+   */
+  chaos?: ChaosInjector;
   now?: () => Date;
 }
 
@@ -85,9 +104,9 @@ function errorBody(body: unknown, fallback: string): { code: string; message: st
 /**
  * Calls one remote service operation with the step's idempotency key, through cockatiel: retries with
  * exponential back-off and jitter that never start a call after the deadline, the service's shared circuit
- * breaker asked before each call, and a timeout per attempt. Classifies the result for the agent's reply: 2xx ok, other 4xx permanent (a
- * business refusal; retrying cannot change it), 408/429/5xx, timeouts, network errors and an open circuit
- * transient.
+ * breaker asked before each call, a timeout per attempt, and chaos when staging asks for it. Classifies the
+ * result for the agent's reply: 2xx ok, other 4xx permanent (a business refusal; retrying cannot change it),
+ * 408/429/5xx, timeouts, network errors, injected faults and an open circuit transient.
  */
 export class RemoteServiceClient {
   constructor(
@@ -98,6 +117,7 @@ export class RemoteServiceClient {
   async call(operation: string, body: unknown, call: RemoteCallOptions): Promise<RemoteOutcome> {
     const now = this.options.now ?? (() => new Date());
     let calls = 0;
+    let injected = 0;
     // The failure of the last call made: what to report when the breaker then refused the next try.
     let lastFailure: unknown;
     const policy = wrap(
@@ -121,12 +141,25 @@ export class RemoteServiceClient {
         const admission = await this.options.breaker.admit(call.orderId, call.log);
         if (!admission.allowed) throw new ServiceUnavailableError(admission.until);
         calls++;
+        const attemptSignal = AbortSignal.any([signal, AbortSignal.timeout(remaining)]);
         try {
+          const chaos = this.options.chaos;
+          const draw = chaos?.next();
+          if (chaos && draw) {
+            injected++;
+            await chaos.inject(draw, {
+              operation,
+              idempotencyKey: call.idempotencyKey,
+              attempt: calls,
+              signal: attemptSignal,
+              log: call.log,
+            });
+          }
           const res = await fetch(url, {
             method: "POST",
             headers: { "content-type": "application/json", "idempotency-key": call.idempotencyKey },
             body: JSON.stringify(body),
-            signal: AbortSignal.any([signal, AbortSignal.timeout(remaining)]),
+            signal: attemptSignal,
           });
           const text = await res.text();
           let parsed: unknown = text;
@@ -139,20 +172,22 @@ export class RemoteServiceClient {
           await this.options.breaker.onSuccess(call.log);
           return { status: res.status, body: parsed };
         } catch (error) {
-          // Timeouts and network errors count like 5xx: the breaker cannot tell them from an outage.
+          // Timeouts, network errors and injected faults count like 5xx: the breaker cannot tell them from an
+          // outage (and chaos is there to make it believe one).
           lastFailure = error;
           await this.options.breaker.onFailure(call.orderId, call.log);
           throw error;
         }
       });
       if (response.status >= 200 && response.status < 300) {
-        return { outcome: "ok", status: response.status, body: response.body, calls };
+        return { outcome: "ok", status: response.status, body: response.body, calls, injected };
       }
       return {
         outcome: "permanent",
         status: response.status,
         error: errorBody(response.body, `HTTP${response.status}`),
         calls,
+        injected,
       };
     } catch (error) {
       const refused = error instanceof ServiceUnavailableError;
@@ -161,6 +196,7 @@ export class RemoteServiceClient {
         // Calls were made and failed before the breaker opened: their failure is the news, not the refusal.
         error: describeTransient(refused && lastFailure !== undefined ? lastFailure : error),
         calls,
+        injected,
         ...(refused ? { unavailableUntil: error.until } : {}),
       };
     }
@@ -171,6 +207,7 @@ function describeTransient(error: unknown): { code: string; message: string } {
   if (error instanceof TransientHttpError) return errorBody(error.body, `HTTP${error.status}`);
   if (error instanceof ServiceUnavailableError) return { code: "CircuitOpen", message: error.message };
   if (error instanceof DeadlinePassedError) return { code: "DeadlinePassed", message: error.message };
+  if (error instanceof InjectedFaultError) return { code: error.code, message: error.message };
   if (error instanceof TaskCancelledError) return { code: "Timeout", message: "attempt timed out" };
   const e = error as { name?: string; message?: string; cause?: { code?: string } };
   if (e?.name === "TimeoutError" || e?.name === "AbortError")

@@ -4,7 +4,7 @@
  */
 import { InvocationContext } from "@azure/functions";
 import { ServiceBusClient } from "@azure/service-bus";
-import { createDependencies, type Dependencies } from "../../src/app/dependencies";
+import { createDependencies, type Dependencies, type DependencyOptions } from "../../src/app/dependencies";
 import { loadConfig, type AppConfig } from "../../src/config";
 import { startLocalStack, type LocalStackAddresses } from "../../tools/localStack";
 
@@ -15,6 +15,11 @@ export interface AppStack {
   /** A second client for the test itself (reading alerts, status queues, dead letters). */
   bus: ServiceBusClient;
   context(name?: string): InvocationContext;
+  /**
+   * Another set of dependencies on the same emulators, with `overrides` on top of the stack's settings: what a
+   * second app configured differently would use (closed by stop()).
+   */
+  dependencies(overrides: Record<string, string>, options?: DependencyOptions): Dependencies;
   stop(): Promise<void>;
 }
 
@@ -23,6 +28,7 @@ export async function startAppStack(settings: Record<string, string> = {}): Prom
   const config = loadConfig(stack.appSettings(settings));
   const deps = createDependencies(config);
   const bus = new ServiceBusClient(stack.emulators.serviceBusConnectionString);
+  const others: Dependencies[] = [];
   return {
     emulators: stack.emulators,
     config,
@@ -30,7 +36,17 @@ export async function startAppStack(settings: Record<string, string> = {}): Prom
     bus,
     context: (name = "test") =>
       new InvocationContext({ functionName: name, invocationId: `${name}-${Date.now()}` }),
+    dependencies: (overrides, options = {}) => {
+      const other = createDependencies(
+        loadConfig(stack.appSettings({ ...settings, ...overrides })),
+        undefined,
+        options,
+      );
+      others.push(other);
+      return other;
+    },
     stop: async () => {
+      for (const other of others) await other.close();
       await deps.close();
       await bus.close();
       await stack.stop();

@@ -104,4 +104,87 @@ describe("config", () => {
       /^AGENT_ATTEMPT_TIMEOUT_SECONDS=30: expected less than STEP_TIMEOUT_SECONDS=30/,
     );
   });
+
+  describe("chaos", () => {
+    const chaosOn = { CHAOS_ENABLED: "true", CHAOS_FAULT_RATE: "0.05" };
+
+    it("is off by default, in the sample and with no CHAOS_* setting", () => {
+      expect(loadConfig(localEnv()).chaos).toBeNull();
+      const env = localEnv();
+      for (const name of SETTING_NAMES.filter((n) => n.startsWith("CHAOS_"))) delete env[name];
+      expect(loadConfig(env).chaos).toBeNull();
+    });
+
+    it("parses what the switch lets through", () => {
+      expect(
+        loadConfig({
+          ...localEnv(),
+          CHAOS_ENABLED: "true",
+          CHAOS_SERVICES: "payment, shipping",
+          CHAOS_LATENCY_RATE: "0.1",
+          CHAOS_LATENCY_SECONDS: "40",
+          CHAOS_FAULT_RATE: ".05",
+        }).chaos,
+      ).toEqual({ services: ["payment", "shipping"], latencyRate: 0.1, latencyMs: 40_000, faultRate: 0.05 });
+      expect(loadConfig({ ...localEnv(), ...chaosOn, CHAOS_SERVICES: "*" }).chaos?.services).toEqual([
+        "inventory",
+        "payment",
+        "shipping",
+      ]);
+    });
+
+    it("refuses a rate set without CHAOS_ENABLED=true, naming each", () => {
+      const problems = problemsOf({ ...localEnv(), CHAOS_LATENCY_RATE: "0.1", CHAOS_FAULT_RATE: "1" });
+      expect(problems).toEqual([
+        expect.stringMatching(/^CHAOS_LATENCY_RATE=0\.1: refused without CHAOS_ENABLED=true/),
+        expect.stringMatching(/^CHAOS_FAULT_RATE=1: refused without CHAOS_ENABLED=true/),
+      ]);
+      expect(problemsOf({ ...localEnv(), CHAOS_ENABLED: "false", CHAOS_FAULT_RATE: "0.5" })).toHaveLength(1);
+    });
+
+    it("refuses rates outside [0, 1] and other bad values, naming the setting", () => {
+      const problems = problemsOf({
+        ...localEnv(),
+        CHAOS_ENABLED: "yes",
+        CHAOS_LATENCY_RATE: "1.5",
+        CHAOS_FAULT_RATE: "-0.1",
+        CHAOS_LATENCY_SECONDS: "0",
+        CHAOS_SERVICES: "payment,billing",
+      });
+      expect(problems).toEqual([
+        'CHAOS_ENABLED="yes": expected true or false',
+        'CHAOS_SERVICES="payment,billing": expected * or comma-separated services among inventory, payment, shipping',
+        'CHAOS_LATENCY_RATE="1.5": expected a share of attempts from 0 to 1, such as 0.05',
+        'CHAOS_LATENCY_SECONDS="0": expected a number of seconds above 0 and at most 3600',
+        'CHAOS_FAULT_RATE="-0.1": expected a share of attempts from 0 to 1, such as 0.05',
+      ]);
+    });
+
+    it("accepts the switch with both rates at 0, injecting nothing", () => {
+      expect(loadConfig({ ...localEnv(), CHAOS_ENABLED: "true" }).chaos).toBeNull();
+    });
+
+    it("refuses to start in production: AZURE_FUNCTIONS_ENVIRONMENT=Production, or unset in Azure", () => {
+      expect(problemsOf({ ...localEnv(), ...chaosOn, AZURE_FUNCTIONS_ENVIRONMENT: "Production" })).toEqual([
+        expect.stringMatching(
+          /^CHAOS_ENABLED=true: refused in production \(AZURE_FUNCTIONS_ENVIRONMENT="Production"\)/,
+        ),
+      ]);
+      const azure = { ...localEnv(), OPERATOR_AUTH: "platform", WEBSITE_SITE_NAME: "func-x" };
+      expect(problemsOf({ ...azure, ...chaosOn })).toEqual([
+        expect.stringMatching(
+          /^CHAOS_ENABLED=true: refused in production \(AZURE_FUNCTIONS_ENVIRONMENT is unset in Azure/,
+        ),
+      ]);
+      expect(
+        loadConfig({ ...azure, ...chaosOn, AZURE_FUNCTIONS_ENVIRONMENT: "Staging" }).chaos,
+      ).toMatchObject({
+        faultRate: 0.05,
+      });
+      // Even with both rates at 0: production never runs with the switch on.
+      expect(problemsOf({ ...azure, CHAOS_ENABLED: "true" })).toHaveLength(1);
+      // Off, chaos asks nothing of the environment: production starts as before.
+      expect(loadConfig(azure).chaos).toBeNull();
+    });
+  });
 });

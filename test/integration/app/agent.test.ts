@@ -93,7 +93,12 @@ describe("agent", () => {
       "payment",
       request({ completeBy: new Date(Date.now() - 1).toISOString() }),
     );
-    expect(outcome).toEqual({ kind: "dropped", reason: "deadline passed before the call", calls: 0 });
+    expect(outcome).toEqual({
+      kind: "dropped",
+      reason: "deadline passed before the call",
+      calls: 0,
+      injected: 0,
+    });
     expect(await ledger()).toEqual([]);
     expect(await drain(stack.bus, "agent-replies")).toEqual([]);
   });
