@@ -185,7 +185,7 @@ function tuningPanel(): string {
             <tr data-knob="${knob.input}">
               <th scope="row"><label for="knob-${knob.input}">${knob.label}</label>
                 <span class="setting mono">${knob.setting}</span></th>
-              <td class="running mono">–</td>
+              <td class="running">–</td>
               <td class="whatif"><input type="range" id="knob-${knob.input}" min="0" max="0" step="1" value="0" disabled>
                 <output id="knob-${knob.input}-value" for="knob-${knob.input}">–</output>${
                   knob.schedule ? `<span id="knob-${knob.input}-schedule" class="setting mono"></span>` : ""

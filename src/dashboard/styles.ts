@@ -120,16 +120,16 @@ select, input[type="number"], input[type="text"], input[type="datetime-local"] {
   padding: 2px 10px; border-radius: 999px; font-size: 12px; font-weight: 650; letter-spacing: .02em;
   color: #92400e; background: #fef3c7; border: 1px dashed #d97706;
 }
-.tuning-grid { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1.25fr); gap: 24px; align-items: start; }
+.tuning-grid { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1.3fr); gap: 24px; align-items: start; }
 .tuning table { font-size: 13px; }
-.tuning th[scope="row"] { font-weight: 600; }
+.tuning tbody th { position: static; background: none; white-space: normal; font-size: 13px; color: var(--ink); font-weight: 600; }
 .tuning .setting { display: block; color: var(--muted); font-weight: 400; font-size: 11.5px; }
 .tuning .formula { display: block; color: var(--muted); font-weight: 400; font-size: 11.5px; }
-.tuning td.whatif { white-space: nowrap; }
+.tuning td.whatif, .tuning td.num { white-space: nowrap; }
 .tuning input[type="range"] { width: 170px; vertical-align: middle; accent-color: #d97706; }
 .tuning output { display: inline-block; min-width: 88px; margin-left: 8px; font-variant-numeric: tabular-nums; }
 .tuning output.changed, .tuning tr.changed td.whatif { color: #b45309; font-weight: 650; }
-.tuning td.whatif .setting { display: inline; margin-left: 6px; }
+.tuning td.whatif .setting { margin-top: 2px; }
 .tuning td.change { white-space: nowrap; color: var(--muted); }
 .tuning td.change.more { color: #b45309; }
 .tuning td.change.less { color: var(--Processed); }

@@ -225,6 +225,7 @@ const VIEW = String.raw`
       const cell = document.querySelector('#tuning-settings tr[data-knob="' + knob.input + '"] td.running');
       const raw = body.settings[knob.setting];
       cell.textContent = knob.schedule ? raw : knobText(knob, raw);
+      cell.classList.toggle("mono", !!knob.schedule);
       cell.dataset.value = String(raw);
     }
     if (!body.inputs) {

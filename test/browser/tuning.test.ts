@@ -6,23 +6,12 @@
  */
 import type { Browser, Page, Request } from "playwright-core";
 import { describe, expect } from "vitest";
-import { SETTINGS } from "../../src/config";
 import { scheduleEvery, timingBudget, type TimingBudget, type TimingInputs } from "../../src/domain";
 import { e2eTest } from "../support/fixtures";
 import { NO_CHROMIUM, chromiumFixture, chromiumPath } from "./chromium";
+import { SHIPPED_TIMINGS } from "./shippedTimings";
 
-const TIMING_SETTINGS = [
-  "STEP_TIMEOUT_SECONDS",
-  "CLAIM_TIMEOUT_SECONDS",
-  "SUPERVISOR_SCHEDULE",
-  "SUPERVISOR_BACKOFF_SECONDS",
-  "SUPERVISOR_MAX_FAILURES",
-  "SUPERVISOR_PAGE_SIZE",
-  "STARTER_SCHEDULE",
-] as const;
-const SHIPPED = Object.fromEntries(TIMING_SETTINGS.map((name) => [name, SETTINGS[name].default]));
-
-const it = e2eTest(SHIPPED).extend<{ $file: { browser: Browser } }>({
+const it = e2eTest(SHIPPED_TIMINGS).extend<{ $file: { browser: Browser } }>({
   browser: [chromiumFixture, { scope: "file" }],
 });
 
