@@ -11,7 +11,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { AppProcess, compiledDevhostCli } from "../tools/appProcess";
-import { scheduleIntervalSeconds } from "../tools/soak/invariants";
+import { scheduleIntervalSeconds } from "../src/domain";
 import { StateReader } from "../tools/soak/observe";
 import { startLocalStack } from "../tools/localStack";
 import { submitAll } from "../tools/soak/submitter";

@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { AppProcess } from "../tools/appProcess";
 import { FAST_TIMINGS } from "../tools/fastTimings";
-import { scheduleIntervalSeconds } from "../tools/soak/invariants";
+import { scheduleIntervalSeconds, stepRecovery } from "../src/domain";
 import { StateReader } from "../tools/soak/observe";
 import { startLocalStack } from "../tools/localStack";
 import { submitUntilAccepted } from "../tools/soak/submitter";
@@ -28,14 +28,18 @@ export interface RecoveryFigures {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The first retry of a stuck step, via the sweep: the timing formulas' figure (src/domain/timingBudget.ts). */
 export function recoveryBoundMs(settings: Record<string, string>): number {
-  return (
-    (Number(settings.STEP_TIMEOUT_SECONDS) +
-      scheduleIntervalSeconds(settings.SUPERVISOR_SCHEDULE!) +
-      Number(settings.SUPERVISOR_BACKOFF_SECONDS) +
-      scheduleIntervalSeconds(settings.STARTER_SCHEDULE!)) *
-    1000
+  const recovery = stepRecovery(
+    {
+      stepTimeoutSeconds: Number(settings.STEP_TIMEOUT_SECONDS),
+      supervisorIntervalSeconds: scheduleIntervalSeconds(settings.SUPERVISOR_SCHEDULE!),
+      starterIntervalSeconds: scheduleIntervalSeconds(settings.STARTER_SCHEDULE!),
+      backoffBaseSeconds: Number(settings.SUPERVISOR_BACKOFF_SECONDS),
+    },
+    1,
   );
+  return recovery.viaSweepSeconds * 1000;
 }
 
 export async function benchRecovery({ samples }: { samples: number }): Promise<RecoveryFigures> {

@@ -9,6 +9,7 @@ import { AGENT_NAMES } from "../domain/workflow";
 import { CANCELLABLE_STATES, RETRYABLE_STATES } from "../domain/transitions/operator";
 import { DASHBOARD_SCRIPT } from "./script";
 import { DASHBOARD_CSS } from "./styles";
+import { TUNING_KNOBS, TUNING_SCRIPT } from "./tuningScript";
 
 export interface DashboardPageOptions {
   /** Path the operator API is served under, ending in "/": "/api/" on the devhost and in Azure. */
@@ -173,6 +174,68 @@ function bulkPanel(options: DashboardPageOptions): string {
     </section>`;
 }
 
+/**
+ * "Tuning the timings": the timing settings the app runs with, the figures they imply, and a what-if slider for
+ * each. The rows are here; the browser code (tuningScript.ts) fills them from GET /api/timings and recomputes
+ * with the app's own formulas as a slider moves. Nothing it does reaches the server.
+ */
+function tuningPanel(): string {
+  const knobs = TUNING_KNOBS.map(
+    (knob) => `
+            <tr data-knob="${knob.input}">
+              <th scope="row"><label for="knob-${knob.input}">${knob.label}</label>
+                <span class="setting mono">${knob.setting}</span></th>
+              <td class="running">–</td>
+              <td class="whatif"><input type="range" id="knob-${knob.input}" min="0" max="0" step="1" value="0" disabled>
+                <output id="knob-${knob.input}-value" for="knob-${knob.input}">–</output>${
+                  knob.schedule ? `<span id="knob-${knob.input}-schedule" class="setting mono"></span>` : ""
+                }</td>
+            </tr>`,
+  ).join("");
+  return `
+    <section id="tuning" class="panel tuning" aria-labelledby="tuning-title">
+      <div class="panel-head">
+        <h2 id="tuning-title">Tuning the timings</h2>
+        <span class="whatif-badge" id="tuning-badge">What-if, not applied</span>
+        <span class="spacer"></span>
+        <button type="button" id="tuning-reset" disabled>Reset to the running settings</button>
+      </div>
+      <p class="intro">Three numbers decide how fast a stuck step is recovered and how much load the Supervisor
+        adds: the step timeout, the Supervisor's period and the back-off. Move a slider to see the trade-off. The
+        figures are computed in this browser with the app's own formulas (<span class="mono">src/domain/timingBudget.ts</span>);
+        nothing is sent to the server, and the app keeps running with the settings in the "Running" column.</p>
+      <p id="tuning-problem" class="alert" role="alert" hidden></p>
+      <div class="tuning-grid">
+        <table id="tuning-settings">
+          <caption class="sr-only">Timing settings: as the app runs, and what-if</caption>
+          <thead><tr><th scope="col">Setting</th><th scope="col">Running</th><th scope="col">What-if</th></tr></thead>
+          <tbody>${knobs}
+          </tbody>
+        </table>
+        <div>
+          <table id="tuning-figures">
+            <caption class="sr-only">What the settings imply: running, what-if, and the change</caption>
+            <thead><tr><th scope="col">Figure</th><th scope="col" class="num">Running</th>
+              <th scope="col" class="num">What-if</th><th scope="col" class="num">Change</th></tr></thead>
+            <tbody id="tuning-figures-body"><tr><td colspan="4" class="empty">Loading…</td></tr></tbody>
+          </table>
+          <p class="hint">Times run from the stuck step's dispatch to the retry's claim. The longest workflow has
+            <span id="tuning-steps">–</span> steps; kills and outages of a remote service add to the longest
+            order (docs/chaos.md).</p>
+        </div>
+      </div>
+      <h3 class="tuning-sub">Back-off and retries, what-if</h3>
+      <table id="tuning-retries">
+        <caption class="sr-only">Each failure of an attempt: the back-off and when the retry is claimed</caption>
+        <thead><tr><th scope="col" class="num">Failure</th><th scope="col" class="num">Back-off</th>
+          <th scope="col" class="num">Retried within, notice received</th>
+          <th scope="col" class="num">Retried within, found by the sweep</th></tr></thead>
+        <tbody id="tuning-retries-body"></tbody>
+      </table>
+      <p id="tuning-apply" class="note" role="status"></p>
+    </section>`;
+}
+
 /** The whole page; `options` are embedded as JSON for the browser code. */
 export function renderDashboardPage(options: DashboardPageOptions): string {
   const nonce = escapeHtml(options.nonce);
@@ -261,9 +324,10 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
       <p id="action-result" class="result" role="status"></p>
       <div id="detail-body" class="detail-grid"></div>
     </section>
+    ${tuningPanel().trim()}
   </main>
   <script type="application/json" id="dashboard-config">${scriptJson(config)}</script>
-  <script nonce="${nonce}">${DASHBOARD_SCRIPT}</script>
+  <script nonce="${nonce}">${DASHBOARD_SCRIPT}${TUNING_SCRIPT}</script>
 </body>
 </html>
 `;

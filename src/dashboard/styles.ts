@@ -114,6 +114,30 @@ select, input[type="number"], input[type="text"], input[type="datetime-local"] {
 .bulk .field.wide { grid-column: span 2; }
 .bulk progress { width: 100%; max-width: 1080px; height: 8px; margin-top: 10px; accent-color: var(--accent); }
 .sample-ids { display: flex; flex-wrap: wrap; gap: 4px 10px; margin: 6px 0 0; padding: 0; list-style: none; font-size: 12.5px; }
+.tuning .panel-head { align-items: baseline; }
+.tuning p.intro { margin: 0 0 12px; color: var(--muted); font-size: 13px; max-width: 1080px; }
+.whatif-badge {
+  padding: 2px 10px; border-radius: 999px; font-size: 12px; font-weight: 650; letter-spacing: .02em;
+  color: #92400e; background: #fef3c7; border: 1px dashed #d97706;
+}
+.tuning-grid { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1.3fr); gap: 24px; align-items: start; }
+.tuning table { font-size: 13px; }
+.tuning tbody th { position: static; background: none; white-space: normal; font-size: 13px; color: var(--ink); font-weight: 600; }
+.tuning .setting { display: block; color: var(--muted); font-weight: 400; font-size: 11.5px; }
+.tuning .formula { display: block; color: var(--muted); font-weight: 400; font-size: 11.5px; }
+.tuning td.whatif, .tuning td.num { white-space: nowrap; }
+.tuning input[type="range"] { width: 170px; vertical-align: middle; accent-color: #d97706; }
+.tuning output { display: inline-block; min-width: 88px; margin-left: 8px; font-variant-numeric: tabular-nums; }
+.tuning output.changed, .tuning tr.changed td.whatif { color: #b45309; font-weight: 650; }
+.tuning td.whatif .setting { margin-top: 2px; }
+.tuning td.change { white-space: nowrap; color: var(--muted); }
+.tuning td.change.more { color: #b45309; }
+.tuning td.change.less { color: var(--Processed); }
+.tuning th.num { text-align: right; }
+.tuning-sub { margin-top: 18px !important; }
+#tuning-retries { max-width: 760px; }
+#tuning-retries tr.final td { color: var(--Error); }
+.tuning code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12.5px; color: var(--ink); background: #fef3c7; padding: 0 4px; border-radius: 4px; }
 .detail-grid { display: grid; grid-template-columns: repeat(3, minmax(0, 1fr)); gap: 16px; }
 .detail-grid > section { min-width: 0; }
 .detail-grid .span2 { grid-column: span 2; }
@@ -135,7 +159,7 @@ ul.events .what { font-weight: 600; }
 .scroll { max-height: 420px; overflow: auto; border: 1px solid var(--line); border-radius: 8px; }
 @media (max-width: 1200px) {
   .cards { grid-template-columns: repeat(4, minmax(0, 1fr)); }
-  .playground-grid, .detail-grid { grid-template-columns: minmax(0, 1fr); }
+  .playground-grid, .detail-grid, .tuning-grid { grid-template-columns: minmax(0, 1fr); }
   .detail-grid .span2 { grid-column: auto; }
   .playground-grid > * + * { border-left: 0; padding-left: 0; border-top: 1px solid var(--line); padding-top: 16px; }
 }

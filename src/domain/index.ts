@@ -7,6 +7,7 @@ export * from "./messages";
 export * from "./replyCheck";
 export * from "./retryBudget";
 export * from "./latencyBudget";
+export * from "./timingBudget";
 export * from "./leases";
 export * from "./admission";
 export * from "./breaker";

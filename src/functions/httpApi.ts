@@ -13,6 +13,7 @@ import {
 import { orchestrationStatusRequest } from "../api/orchestration";
 import type { Principal, Role } from "../api/principal";
 import { healthRequest, statsRequest } from "../api/stats";
+import { timingsRequest } from "../api/timings";
 import { attemptClient, startAttemptWith } from "../scheduler/durableClient";
 import { requestClaimRound } from "../scheduler/starter";
 
@@ -131,6 +132,14 @@ app.http("httpApi-stats", {
   methods: ["GET"],
   authLevel: "anonymous",
   handler: forRole(ROLES.reader, () => statsRequest(dependencies())),
+});
+
+/** The timing settings the app runs with and the figures they imply: the dashboard's "Tuning the timings" view. */
+app.http("httpApi-timings", {
+  route: "timings",
+  methods: ["GET"],
+  authLevel: "anonymous",
+  handler: forRole(ROLES.reader, async () => timingsRequest(dependencies())),
 });
 
 app.http("httpApi-health", {

@@ -3,15 +3,13 @@ import {
   AGENT_NAMES,
   ALERT_RESEND_AFTER_SECONDS,
   expire,
+  MAX_PAGES_PER_SWEEP,
   SUPERVISOR_LEASE,
   type ProcessState,
   type StateRecord,
 } from "../domain";
 import { sendDecidedAlert } from "../services/decidedAlerts";
 import type { Logger } from "../services/logger";
-
-/** A sweep reads at most this many pages; what is left waits for the next sweep. */
-const MAX_PAGES_PER_SWEEP = 50;
 
 export interface SweepReport {
   leader: boolean;

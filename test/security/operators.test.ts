@@ -60,6 +60,7 @@ describe("routes for people", () => {
     `/api/orders/${orderId}`,
     `/api/orders/${orderId}/orchestration`,
     `/api/stats`,
+    `/api/timings`,
   ];
 
   it("answer 401 to a caller who is not signed in, 403 to one without a role", async ({ e2e, orderId }) => {
@@ -184,6 +185,7 @@ describe("routes for machines", () => {
       "httpApi-bulkRetry": "anonymous",
       "httpApi-bulkCancel": "anonymous",
       "httpApi-stats": "anonymous",
+      "httpApi-timings": "anonymous",
       "httpApi-health": "anonymous",
       dashboard: "anonymous",
     });

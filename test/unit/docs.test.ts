@@ -4,11 +4,12 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { SETTING_NAMES } from "../../src/config";
+import { loadConfig, SETTING_NAMES } from "../../src/config";
 import {
   AGENT_NAMES,
   ALERT_KINDS,
   claimLatencyBudget,
+  defaultWorkflows,
   renderLatencyBudget,
   stepLatencyBudget,
   PROCESS_STATES,
@@ -23,6 +24,7 @@ import { schedulerActivities } from "../../src/scheduler/activities";
 import { SCHEDULER_ORCHESTRATION } from "../../src/scheduler/orchestration";
 import { withGeneratedSections } from "../../tools/docSections";
 import { costSource, renderCostSection } from "../../bench/costReport";
+import { renderTimingExample } from "../../tools/timingExample";
 
 const UPDATE = process.env.UPDATE_DOCS === "1";
 
@@ -51,6 +53,27 @@ function deploymentSections(): Record<string, string> {
   };
 }
 
+/** The timing figures of the local defaults (src/config.ts) and the Azure ones (infra/main.bicep), as the app reads them. */
+function timingSections(): Record<string, string> {
+  const connections = {
+    ServiceBusConnection: "Endpoint=sb://localhost;SharedAccessKeyName=k;SharedAccessKey=v",
+    CosmosConnection: "AccountEndpoint=https://localhost:8081/;AccountKey=a2V5;",
+  };
+  const steps = Math.max(
+    ...defaultWorkflows()
+      .list()
+      .map((w) => w.steps.length),
+  );
+  const example = renderTimingExample(
+    [
+      { title: "Local defaults", settings: loadConfig(connections) },
+      { title: "Azure defaults", settings: loadConfig({ ...connections, ...azureTuningDefaults() }) },
+    ],
+    steps,
+  );
+  return { "timing-example": example };
+}
+
 const withSections = (text: string, sections: Record<string, string>, file = "docs/architecture.md") =>
   withGeneratedSections(text, sections, file);
 
@@ -77,6 +100,14 @@ describe("docs", () => {
     expect(source, "bench/results.json holds no measured order profile: run `npm run bench`").toBeDefined();
     const current = readFileSync(path, "utf8");
     const expected = withSections(current, { cost: renderCostSection(source!.entry, source!.small) }, path);
+    if (UPDATE) writeFileSync(path, expected);
+    else expect(current, "run `npm run docs:update`").toBe(expected);
+  });
+
+  it("docs/operations.md works the timing formulas through for the local and the Azure defaults", () => {
+    const path = "docs/operations.md";
+    const current = readFileSync(path, "utf8");
+    const expected = withSections(current, timingSections(), path);
     if (UPDATE) writeFileSync(path, expected);
     else expect(current, "run `npm run docs:update`").toBe(expected);
   });

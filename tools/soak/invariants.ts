@@ -5,11 +5,14 @@
  */
 import {
   BREAKER,
+  longestOrder,
   PARK_JITTER_SECONDS,
+  scheduleIntervalSeconds,
   SERVICE_ALERT_KINDS,
   TERMINAL_STATES,
   type ProcessState,
   type StateRecord,
+  type TimingInputs,
 } from "../../src/domain";
 import { orderWorkflowV1 } from "../../src/domain/workflow";
 import type { LedgerEntry } from "../simulator";
@@ -17,24 +20,13 @@ import type { ObservedAlert } from "./observe";
 import type { PlannedOrder } from "./faultPlan";
 import type { Acceptance } from "./submitter";
 
-// The starter's claim lease: a killed claimer holds it this long, so it bounds how late an order may end.
-
 const STEP_NAMES = orderWorkflowV1.steps.map((s) => s.name);
 
 // ---------------------------------------------------------------------------------------------- the bound
 
-/** Seconds between occurrences of a six-field NCRONTAB schedule of the form used here ("*\/n * * * * *" etc.). */
-export function scheduleIntervalSeconds(schedule: string): number {
-  const fields = schedule.trim().split(/\s+/);
-  if (fields.length !== 6) throw new Error(`schedule "${schedule}": expected six NCRONTAB fields`);
-  const [second, minute, ...rest] = fields as [string, string, ...string[]];
-  const every = (field: string): number | undefined =>
-    field === "*" ? 1 : /^\*\/(\d+)$/.test(field) ? Number(field.slice(2)) : undefined;
-  const allStars = rest.every((f) => f === "*");
-  if (allStars && minute === "*" && every(second) !== undefined) return every(second)!;
-  if (allStars && /^\d+$/.test(second) && every(minute) !== undefined) return every(minute)! * 60;
-  throw new Error(`schedule "${schedule}": cannot derive a fixed interval (expected */n seconds or minutes)`);
-}
+// The schedules' periods, as the timing formulas read them (src/domain/timingBudget.ts); kept here for the soak's
+// callers.
+export { scheduleIntervalSeconds };
 
 export interface Bound {
   /** Seconds from an order's first claim to its terminal state, without process kills. */
@@ -51,12 +43,10 @@ export interface Bound {
 }
 
 /**
- * The longest an order may take from its first claim to a terminal state, from the settings alone. One attempt
- * lasts at most the claim timeout plus every step's timeout; the Supervisor notices its end within one sweep
- * interval, waits at most the largest back-off, and the starter claims the retry within one starter interval.
- * Forward work gets SUPERVISOR_MAX_FAILURES + 1 attempts, and compensation as many again (it keeps its own
- * count). A kill adds its downtime, a claim timeout (an admission place the killed process had taken, or had not
- * given back yet, comes back when its check is due) and the Supervisor's leader lease it held.
+ * The longest an order may take from its first claim to a terminal state, from the settings alone: the timing
+ * formulas' `longestOrder` (src/domain/timingBudget.ts says how it is derived). A kill adds its downtime, a claim
+ * timeout (an admission place the killed process had taken, or had not given back yet, comes back when its check
+ * is due) and the Supervisor's leader lease it held.
  */
 export function deriveBound(settings: Record<string, string>, steps = STEP_NAMES.length): Bound {
   const n = (name: string): number => {
@@ -64,16 +54,19 @@ export function deriveBound(settings: Record<string, string>, steps = STEP_NAMES
     if (!Number.isFinite(value)) throw new Error(`setting ${name} is missing or not a number`);
     return value;
   };
-  const claim = n("CLAIM_TIMEOUT_SECONDS");
-  const step = n("STEP_TIMEOUT_SECONDS");
-  const maxFailures = n("SUPERVISOR_MAX_FAILURES");
-  const backoffMax = n("SUPERVISOR_BACKOFF_SECONDS") * 2 ** Math.max(0, maxFailures - 1);
-  const supervisor = scheduleIntervalSeconds(settings.SUPERVISOR_SCHEDULE ?? "");
-  const starter = scheduleIntervalSeconds(settings.STARTER_SCHEDULE ?? "");
+  const inputs: Omit<TimingInputs, "pageSize"> = {
+    stepTimeoutSeconds: n("STEP_TIMEOUT_SECONDS"),
+    claimTimeoutSeconds: n("CLAIM_TIMEOUT_SECONDS"),
+    supervisorIntervalSeconds: scheduleIntervalSeconds(settings.SUPERVISOR_SCHEDULE ?? ""),
+    starterIntervalSeconds: scheduleIntervalSeconds(settings.STARTER_SCHEDULE ?? ""),
+    backoffBaseSeconds: n("SUPERVISOR_BACKOFF_SECONDS"),
+    maxFailures: n("SUPERVISOR_MAX_FAILURES"),
+    steps,
+  };
+  const { seconds, largestBackoffSeconds: backoffMax } = longestOrder(inputs);
+  const { claimTimeoutSeconds: claim, stepTimeoutSeconds: step, maxFailures } = inputs;
+  const { supervisorIntervalSeconds: supervisor, starterIntervalSeconds: starter } = inputs;
   const supervisorLease = n("SUPERVISOR_LEASE_SECONDS");
-  const attempt = claim + steps * step + supervisor + backoffMax + starter;
-  const attempts = maxFailures + 1;
-  const seconds = 2 * attempts * attempt;
   return {
     seconds,
     perKillSeconds: (downtime) => downtime + claim + supervisorLease,

@@ -1,4 +1,6 @@
 import type { StateRecord } from "../stateRecord";
+// The back-off lives with the other timing formulas, which the dashboard also runs in the browser.
+import { backoffSeconds } from "../timingBudget";
 import { addSeconds, commit, decideAlert, refuse, release, type TransitionResult } from "./result";
 
 export interface ExpireContext {
@@ -8,14 +10,6 @@ export interface ExpireContext {
   /** Failures tolerated with a retry; the next one is final (Error, or CompensationFailed for an undo). */
   maxFailures: number;
   backoffSeconds: number;
-}
-
-/** Upper bound of the Supervisor's growing back-off between attempts. */
-export const MAX_BACKOFF_SECONDS = 3600;
-
-/** Delay before retry number `failureCount` (1-based): base × 2^(n−1), capped. */
-export function backoffSeconds(base: number, failureCount: number): number {
-  return Math.min(base * 2 ** Math.max(0, failureCount - 1), MAX_BACKOFF_SECONDS);
 }
 
 /**

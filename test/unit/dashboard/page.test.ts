@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../../src/config";
 import { dashboardContentSecurityPolicy, renderDashboardPage } from "../../../src/dashboard/page";
 import { DASHBOARD_SCRIPT } from "../../../src/dashboard/script";
-import { PROCESS_STATES } from "../../../src/domain";
+import { TUNING_KNOBS, TUNING_SCRIPT } from "../../../src/dashboard/tuningScript";
+import { PROCESS_STATES, timingFormulas } from "../../../src/domain";
 
 const options = {
   apiBase: "/api/",
@@ -22,6 +23,22 @@ const embeddedConfig = (html: string): Record<string, unknown> => {
 describe("dashboard page", () => {
   it("carries browser code that parses", () => {
     expect(() => new Script(DASHBOARD_SCRIPT, { filename: "dashboard.js" })).not.toThrow();
+    expect(() => new Script(TUNING_SCRIPT, { filename: "tuning.js" })).not.toThrow();
+  });
+
+  it("has the tuning view: a what-if slider per timing setting, computed with the app's own formulas", () => {
+    const html = renderDashboardPage(options);
+    expect(html).toContain('<h2 id="tuning-title">Tuning the timings</h2>');
+    expect(html).toContain("What-if, not applied");
+    for (const knob of TUNING_KNOBS) {
+      expect(html).toContain(`<input type="range" id="knob-${knob.input}"`);
+      expect(html).toContain(`<span class="setting mono">${knob.setting}</span>`);
+    }
+    // The formulas' source as the app runs it, inside the page's one script: no second copy to drift.
+    expect(html).toContain(`const TIMING = (${timingFormulas.toString()})();`);
+    expect(html.match(/<script nonce=/g)).toHaveLength(1);
+    // The view only reads: no call in it but GET timings.
+    expect(TUNING_SCRIPT).not.toMatch(/method:|postJson|"POST"/);
   });
 
   it("has a count card and a filter option for every processState, and embeds its settings as JSON", () => {
