@@ -186,6 +186,8 @@ describe("routes for machines", () => {
       "httpApi-stats": "anonymous",
       "httpApi-health": "anonymous",
       dashboard: "anonymous",
+      // It describes the routes and who may call them: no secret.
+      openApi: "anonymous",
     });
   });
 });
