@@ -17,3 +17,4 @@ import "./functions/agentReplies";
 import "./functions/supervisor";
 import "./functions/supervisorDeadline";
 import "./functions/dashboard";
+import "./functions/openApi";

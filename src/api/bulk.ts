@@ -4,6 +4,7 @@ import type { Dependencies } from "../app/dependencies";
 import {
   CANCELLABLE_STATES,
   isoTimestamp,
+  orderIdSchema,
   quoteValue,
   RETRYABLE_STATES,
   validateBody,
@@ -90,21 +91,26 @@ export function bulkActionBody(action: OperatorAction) {
 }
 export type BulkActionBody = z.infer<ReturnType<typeof bulkActionBody>>;
 
-/** What one call answers: the counts, a sample, and where to go on. */
-export interface BulkAnswer {
-  dryRun: boolean;
-  /** Orders matching the filter when the call began (a COUNT, not limited by `limit`). */
-  matched: number;
-  /** Orders this call moved, or on a dry run would have moved. */
-  acted: number;
-  /** Orders of this call's page that were not moved: refused by the transition, or changed since they were read. */
-  refused: number;
-  sample: string[];
-  /** Call again with this to go on after this call's page; null when no matching order is left after it. */
-  continuation: string | null;
-  /** Matching orders after this call's page: what the continuation still covers. */
-  remaining: number;
-}
+const count = z.int().nonnegative();
+
+/** What one call answers: the counts, a sample, and where to go on (the OpenAPI document is built from it). */
+export const bulkAnswerSchema = z.strictObject({
+  dryRun: z.boolean(),
+  matched: count.describe("Orders matching the filter when the call began (a COUNT, not limited by `limit`)"),
+  acted: count.describe("Orders this call moved, or on a dry run would have moved"),
+  refused: count.describe(
+    "Orders of this call's page that were not moved: refused by the transition, or changed since they were read",
+  ),
+  sample: z.array(orderIdSchema).max(BULK_SAMPLE_SIZE).describe("The first orders acted on"),
+  continuation: z
+    .string()
+    .nullable()
+    .describe(
+      "Call again with this to go on after this call's page; null when no matching order is left after it",
+    ),
+  remaining: count.describe("Matching orders after this call's page: what the continuation still covers"),
+});
+export type BulkAnswer = z.infer<typeof bulkAnswerSchema>;
 
 /**
  * The most Error orders a bulk retry may send back to Pending now: the room left under MAX_PENDING_BACKLOG, the

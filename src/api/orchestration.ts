@@ -1,9 +1,23 @@
 import type { HttpRequest, HttpResponseInit } from "@azure/functions";
+import { OrchestrationRuntimeStatus } from "durable-functions";
+import { z } from "zod";
 import type { Dependencies } from "../app/dependencies";
-import { instanceIdFor } from "../domain";
+import { instanceIdFor, instanceIdSchema, isoTimestamp } from "../domain";
 import type { AttemptClient } from "../scheduler/durableClient";
 import { routeOrderId } from "./params";
 import { json, problem } from "./responses";
+
+/** The answer of GET /api/orders/{orderId}/orchestration (the OpenAPI document is built from it). */
+export const orchestrationStatusSchema = z.strictObject({
+  instanceId: instanceIdSchema.describe(
+    "<orderId>:<attempt>, the record's lockedBy while the attempt holds it",
+  ),
+  runtimeStatus: z.enum(OrchestrationRuntimeStatus),
+  customStatus: z.unknown(),
+  output: z.unknown(),
+  createdTime: isoTimestamp.nullable(),
+  lastUpdatedTime: isoTimestamp.nullable(),
+});
 
 /** The durable client reports an unknown instance only through the text of the error it throws. */
 const isNotFound = (error: unknown): boolean => error instanceof Error && /\bHTTP 404\b/.test(error.message);
@@ -35,7 +49,7 @@ export async function orchestrationStatusRequest(
       output: status.output ?? null,
       createdTime: toIso(status.createdTime),
       lastUpdatedTime: toIso(status.lastUpdatedTime),
-    });
+    } satisfies z.infer<typeof orchestrationStatusSchema>);
   } catch (error) {
     if (isNotFound(error)) return problem(404, `orchestration ${instanceId} not found`);
     throw error;

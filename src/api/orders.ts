@@ -3,23 +3,79 @@ import type { Dependencies } from "../app/dependencies";
 import { z } from "zod";
 import {
   hasControlCharacters,
+  isoTimestamp,
   operatorCancel,
   operatorRetry,
+  orderIdSchema,
+  processStateSchema,
+  REFUSAL_CODES,
+  stateRecordSchema,
+  statusMessageSchema,
   submissionMessageId,
   validateBody,
   type StateRecord,
   type TransitionResult,
 } from "../domain";
 import { statusMessagesFromHistory } from "../domain/statusMessages";
+import { orderDocumentSchema } from "../services/orderStore";
 import { QUEUES } from "../services/serviceBus";
 import { validateOrder } from "../submission/submit";
 import { continuationParam, encodeContinuation, listLimit, routeOrderId, stateFilter } from "./params";
 import type { Logger } from "../services/logger";
 import { auditName, type Principal } from "./principal";
-import { json, problem, readJsonBody, withoutStoreFields } from "./responses";
+import { json, problem, problemSchema, readJsonBody, withoutStoreFields } from "./responses";
 
 /** Seconds a client should wait after a 429: about one starter period, when capacity may have freed up. */
 export const RETRY_AFTER_SECONDS = 10;
+
+/**
+ * The answers of the order routes. Each is the type of what its handler returns, and the OpenAPI document
+ * (apiOperations.ts) is built from the same schemas, so the description cannot promise another shape.
+ */
+export const orderAcceptedSchema = z.strictObject({
+  orderId: orderIdSchema,
+  statusUrl: z
+    .url()
+    .describe("GET it with the function key for the order's status; also the Location header"),
+});
+
+/** A state record as the API shows it: without the store's own `_` fields (withoutStoreFields). */
+export const shownStateRecordSchema = stateRecordSchema.omit({ _etag: true });
+
+export const orderStatusSchema = z.strictObject({
+  orderId: orderIdSchema,
+  processState: processStateSchema
+    .nullable()
+    .describe("null for the moment between the 202 and the submission function's first write"),
+  statusMessages: z.array(statusMessageSchema),
+  createdAt: isoTimestamp,
+  updatedAt: isoTimestamp,
+});
+
+export const orderDetailsSchema = z.strictObject({
+  order: orderDocumentSchema
+    .nullable()
+    .describe("The order as submitted; null if only its state record exists"),
+  state: shownStateRecordSchema.nullable().describe("Steps and audit trail; null until the first write"),
+  statusMessages: z.array(statusMessageSchema).describe("What the submitter was sent, from the audit trail"),
+});
+
+export const orderPageSchema = z.strictObject({
+  items: z.array(shownStateRecordSchema).describe("Most recently updated first"),
+  continuation: z.string().nullable().describe("Pass it back for the next page; null on the last page"),
+});
+
+type OrderStatus = z.infer<typeof orderStatusSchema>;
+
+export const operatorActionAcceptedSchema = z.strictObject({
+  orderId: orderIdSchema,
+  processState: processStateSchema.describe("Where the action moved the order"),
+});
+
+/** A 409 of retry or cancel: the transition's refusal, with its code and the state it refused in. */
+export const operatorRefusalSchema = problemSchema.extend({
+  details: z.strictObject({ code: z.enum(REFUSAL_CODES), processState: processStateSchema }),
+});
 
 /**
  * Front door: the same validation as the queue, admission control (429 while the Pending backlog is over
@@ -63,7 +119,9 @@ export async function submitOrderRequest(
     `/api/orders/${encodeURIComponent(order.orderId)}/status`,
     request.url,
   ).toString();
-  return json(202, { orderId: order.orderId, statusUrl }, { location: statusUrl });
+  return json(202, { orderId: order.orderId, statusUrl } satisfies z.infer<typeof orderAcceptedSchema>, {
+    location: statusUrl,
+  });
 }
 
 /** 200 {order, state, statusMessages}: the messages the submitter was sent, derived from the audit trail. */
@@ -76,7 +134,7 @@ export async function getOrderRequest(deps: Dependencies, request: HttpRequest):
     order: order ? withoutStoreFields(order) : null,
     state: state ? withoutStoreFields(state) : null,
     statusMessages: state ? statusMessagesFromHistory(state) : [],
-  });
+  } satisfies z.infer<typeof orderDetailsSchema>);
 }
 
 export async function listOrdersRequest(deps: Dependencies, request: HttpRequest): Promise<HttpResponseInit> {
@@ -90,7 +148,7 @@ export async function listOrdersRequest(deps: Dependencies, request: HttpRequest
   return json(200, {
     items: page.items.map((record) => withoutStoreFields(record)),
     continuation: page.next ? encodeContinuation(page.next) : null,
-  });
+  } satisfies z.infer<typeof orderPageSchema>);
 }
 
 /** Why an operator acts, for the audit trail: short, and nothing that could break a log line. */
@@ -101,7 +159,7 @@ export const operatorReason = z
   .optional();
 
 /** The optional body of retry and cancel: why, for the audit trail. */
-const operatorActionBody = z.strictObject({ reason: operatorReason });
+export const operatorActionBody = z.strictObject({ reason: operatorReason });
 
 export type OperatorAction = "retry" | "cancel";
 
@@ -125,12 +183,16 @@ function operatorResponse(
 ): HttpResponseInit {
   if (outcome.kind === "notFound") return problem(404, `order ${orderId} not found`);
   if (outcome.kind === "refused") {
-    return problem(409, outcome.refusal.reason, {
-      code: outcome.refusal.code,
-      processState: outcome.refusal.processState,
-    });
+    const { reason, code, processState } = outcome.refusal;
+    return json(409, {
+      error: reason,
+      details: { code, processState },
+    } satisfies z.infer<typeof operatorRefusalSchema>);
   }
-  return json(202, { orderId, processState: outcome.record.processState });
+  return json(202, {
+    orderId,
+    processState: outcome.record.processState,
+  } satisfies z.infer<typeof operatorActionAcceptedSchema>);
 }
 
 /**
@@ -184,7 +246,7 @@ export async function orderStatusRequest(
       statusMessages: [],
       createdAt: order.submittedAt,
       updatedAt: order.submittedAt,
-    });
+    } satisfies OrderStatus);
   }
   return json(200, {
     orderId: state.orderId,
@@ -192,5 +254,5 @@ export async function orderStatusRequest(
     statusMessages: statusMessagesFromHistory(state),
     createdAt: state.createdAt,
     updatedAt: state.updatedAt,
-  });
+  } satisfies OrderStatus);
 }

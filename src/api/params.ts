@@ -50,6 +50,9 @@ const positionSchema = z.strictObject({
   orderId: z.string().regex(ORDER_ID_PATTERN),
 });
 
+/** The alphabet and length of a continuation token: base64url of a short JSON position. */
+export const CONTINUATION_PATTERN = /^[A-Za-z0-9_-]{1,400}$/;
+
 export function encodeContinuation(position: ListPosition): string {
   return Buffer.from(JSON.stringify({ updatedAt: position.updatedAt, orderId: position.orderId })).toString(
     "base64url",
@@ -72,7 +75,7 @@ export function decodeContinuation(raw: string): Param<ListPosition> {
     ok: false,
     error: `expected the continuation of a previous page of this listing, got ${quoteValue(raw, 40)}`,
   };
-  if (!/^[A-Za-z0-9_-]{1,400}$/.test(raw)) return refused;
+  if (!CONTINUATION_PATTERN.test(raw)) return refused;
   let decoded: unknown;
   try {
     decoded = JSON.parse(Buffer.from(raw, "base64url").toString("utf8"));

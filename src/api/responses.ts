@@ -1,4 +1,5 @@
 import type { HttpRequest, HttpResponseInit } from "@azure/functions";
+import { z } from "zod";
 import { capText, quoteValue } from "../domain";
 
 export const json = (
@@ -11,19 +12,28 @@ export const json = (
   headers: { "cache-control": "no-store", ...headers },
 });
 
+/** The body of every refusal the app answers itself: what is wrong, in words, and sometimes more for a program. */
+export const problemSchema = z.strictObject({
+  error: z.string().describe("What is wrong, naming the field, setting or rule"),
+  details: z.unknown().optional().describe("What a program can act on, where the route says what it holds"),
+});
+export type Problem = z.infer<typeof problemSchema>;
+
 export const problem = (status: number, error: string, details?: unknown): HttpResponseInit =>
-  json(status, details === undefined ? { error } : { error, details });
+  json(status, (details === undefined ? { error } : { error, details }) satisfies Problem);
 
 /**
  * A stored document as the API shows it: without the store's own fields (`_rid`, `_self`, `_ts`, `_etag`,
  * `_attachments`, and any other `_` name Cosmos DB adds), which say nothing to a client and tie it to the store.
  */
-export function withoutStoreFields<T extends object>(document: T): Omit<T, `_${string}`> {
-  return Object.fromEntries(Object.entries(document).filter(([key]) => !key.startsWith("_"))) as Omit<
-    T,
-    `_${string}`
-  >;
+export function withoutStoreFields<T extends object>(document: T): WithoutStoreFields<T> {
+  return Object.fromEntries(
+    Object.entries(document).filter(([key]) => !key.startsWith("_")),
+  ) as WithoutStoreFields<T>;
 }
+
+/** T without its `_` fields; a key remap rather than Omit, which would drop every named field of a loose type. */
+export type WithoutStoreFields<T> = { [K in keyof T as K extends `_${string}` ? never : K]: T[K] };
 
 /** application/json, or a structured `+json` type, in UTF-8 (the only charset JSON may travel in). */
 const JSON_MEDIA_TYPE = /^application\/(?:[a-z0-9.-]+\+)?json$/;

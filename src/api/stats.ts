@@ -1,11 +1,48 @@
 import type { HttpResponseInit } from "@azure/functions";
+import { z } from "zod";
 import type { Dependencies } from "../app/dependencies";
-import { AGENT_NAMES, unavailableUntil } from "../domain";
+import {
+  AGENT_NAMES,
+  agentNameSchema,
+  breakerRecordSchema,
+  isoTimestamp,
+  processStateSchema,
+  unavailableUntil,
+} from "../domain";
+import { DEPENDENCIES, type Dependency } from "../services/health";
 import type { Logger } from "../services/logger";
 import { json } from "./responses";
 
-/** Each remote service's shared circuit breaker, as an operator reads it: one point read per service. */
-async function serviceBreakers(deps: Pick<Dependencies, "breaker" | "now">) {
+const count = z.int().nonnegative();
+
+/** Each remote service's shared circuit breaker, as an operator reads it. */
+const serviceBreakerSchema = z.strictObject({
+  service: agentNameSchema,
+  state: breakerRecordSchema.shape.state,
+  unavailableUntil: isoTimestamp
+    .nullable()
+    .describe("Until when calls are refused (open, or a probe in flight); null when calls go through"),
+  since: isoTimestamp.nullable().describe("Start of the current outage; null while closed"),
+  consecutiveFailures: count,
+  failedProbes: count,
+  probe: breakerRecordSchema.shape.probe,
+});
+
+/** The answer of GET /api/stats (the OpenAPI document is built from it). */
+export const statsSchema = z.strictObject({
+  counts: z.record(processStateSchema, count).describe("Orders per processState"),
+  inFlight: count.describe("Processing and Compensating orders"),
+  backlog: count.describe("Pending orders"),
+  maxInFlight: count,
+  maxPendingBacklog: count,
+  oldestPendingAgeSeconds: z.number().nonnegative().nullable(),
+  services: z.array(serviceBreakerSchema),
+  at: isoTimestamp.describe("The server's clock"),
+});
+type Stats = z.infer<typeof statsSchema>;
+
+/** Each remote service's shared circuit breaker: one point read per service. */
+async function serviceBreakers(deps: Pick<Dependencies, "breaker" | "now">): Promise<Stats["services"]> {
   const now = deps.now();
   return Promise.all(
     AGENT_NAMES.map(async (service) => {
@@ -13,7 +50,6 @@ async function serviceBreakers(deps: Pick<Dependencies, "breaker" | "now">) {
       return {
         service,
         state: record.state,
-        /** Until when calls are refused (open, or a probe in flight); null when calls go through. */
         unavailableUntil: unavailableUntil(record, now)?.toISOString() ?? null,
         since: record.openedAt,
         consecutiveFailures: record.failures,
@@ -44,10 +80,26 @@ export async function statsRequest(
       : null,
     services,
     at: now.toISOString(),
-  });
+  } satisfies Stats);
 }
 
-const DEPENDENCY_NAMES = { store: "Cosmos DB", bus: "Service Bus" } as const;
+const DEPENDENCY_NAMES: Record<Dependency, string> = { store: "Cosmos DB", bus: "Service Bus" };
+const dependencySchema = z.enum(DEPENDENCIES);
+
+/** The answer of GET /api/health, healthy or not. */
+export const healthSchema = z.strictObject({
+  status: z.enum(["healthy", "unhealthy"]),
+  checks: z.array(
+    z.union([
+      z.strictObject({ what: dependencySchema, ok: z.literal(true) }),
+      z.strictObject({
+        what: dependencySchema,
+        ok: z.literal(false),
+        error: z.string().describe("Which dependency does not answer; the error itself goes to the log"),
+      }),
+    ]),
+  ),
+});
 
 /**
  * 200 when the state store and the bus both answer; 503 naming which does not. The route is anonymous, so the
@@ -64,5 +116,8 @@ export async function healthRequest(
     return { what, ok: false as const, error: `${DEPENDENCY_NAMES[what]} does not answer` };
   });
   const healthy = checks.every((c) => c.ok);
-  return json(healthy ? 200 : 503, { status: healthy ? "healthy" : "unhealthy", checks });
+  return json(healthy ? 200 : 503, {
+    status: healthy ? "healthy" : "unhealthy",
+    checks,
+  } satisfies z.infer<typeof healthSchema>);
 }

@@ -262,7 +262,8 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
   <header class="top">
     <div>
       <h1>Operator dashboard</h1>
-      <p class="sub">Scheduler Agent Supervisor · orders across inventory, payment and shipping</p>
+      <p class="sub">Scheduler Agent Supervisor · orders across inventory, payment and shipping · <a
+        href="${escapeHtml(options.apiBase)}openapi.json">API description (OpenAPI)</a></p>
     </div>
     <div class="who">
       <p id="connection" class="connection waiting">Connecting…</p>

@@ -17,6 +17,7 @@ header.top {
 }
 header.top h1 { margin: 0; font-size: 19px; font-weight: 650; }
 header.top .sub { margin: 2px 0 0; color: #aeb9c8; font-size: 13px; }
+header.top .sub a { color: inherit; }
 .connection { margin: 0; font-size: 13px; color: #cbd5e1; white-space: nowrap; }
 header.top .who { text-align: right; }
 header.top .who strong { color: #e2e8f0; font-weight: 600; }

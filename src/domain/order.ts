@@ -39,17 +39,25 @@ const decimalPlacesAtMost = (n: number, places: number): boolean => {
 };
 
 /** A price: above 0 (a payment of 0 is refused), at most ORDER_LIMITS.maxUnitPrice, in whole cents. */
-const money = z.number(expected("a number")).superRefine((n, ctx) => {
-  if (!(n > 0 && n <= ORDER_LIMITS.maxUnitPrice)) {
-    ctx.addIssue({
-      code: "custom",
-      message: `expected an amount from 0.01 to ${ORDER_LIMITS.maxUnitPrice}`,
-      input: n,
-    });
-  } else if (!decimalPlacesAtMost(n, 2)) {
-    ctx.addIssue({ code: "custom", message: "expected at most two decimal places", input: n });
-  }
-});
+const money = z
+  .number(expected("a number"))
+  .superRefine((n, ctx) => {
+    if (!(n > 0 && n <= ORDER_LIMITS.maxUnitPrice)) {
+      ctx.addIssue({
+        code: "custom",
+        message: `expected an amount from 0.01 to ${ORDER_LIMITS.maxUnitPrice}`,
+        input: n,
+      });
+    } else if (!decimalPlacesAtMost(n, 2)) {
+      ctx.addIssue({ code: "custom", message: "expected at most two decimal places", input: n });
+    }
+  })
+  // What the refinement checks, for the JSON Schema of the API description (which cannot run it).
+  .meta({
+    exclusiveMinimum: 0,
+    maximum: ORDER_LIMITS.maxUnitPrice,
+    description: "At most two decimal places, and no more than the currency's minor unit",
+  });
 
 /** ISO 4217 codes of the currencies in use, from the platform's ICU data (it drops withdrawn ones). */
 const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf("currency"));
@@ -85,7 +93,8 @@ export const addressSchema = z.strictObject(
       .refine((code) => /^[A-Z]{2}$/.test(code) && countries.isValid(code), {
         error: (issue) =>
           `expected an ISO 3166-1 alpha-2 country code such as DE, got ${JSON.stringify(String(issue.input).slice(0, 8))}`,
-      }),
+      })
+      .meta({ pattern: "^[A-Z]{2}$", description: "An officially assigned ISO 3166-1 alpha-2 code, or XK" }),
   },
   expected("an address object {line1, city, postalCode, country}"),
 );
@@ -105,10 +114,13 @@ export const orderSchema = z
         .array(orderItemSchema, expected("an array of items"))
         .min(1, { error: "expected at least one item" })
         .max(100, { error: "expected at most 100 items" }),
-      currency: z.string(expected("a string")).refine((code) => CURRENCIES.has(code), {
-        error: (issue) =>
-          `expected an ISO 4217 code of a currency in use, such as EUR, got ${JSON.stringify(String(issue.input).slice(0, 8))}`,
-      }),
+      currency: z
+        .string(expected("a string"))
+        .refine((code) => CURRENCIES.has(code), {
+          error: (issue) =>
+            `expected an ISO 4217 code of a currency in use, such as EUR, got ${JSON.stringify(String(issue.input).slice(0, 8))}`,
+        })
+        .meta({ pattern: "^[A-Z]{3}$", description: "An ISO 4217 code of a currency in use" }),
       shippingAddress: addressSchema,
       replyTo: z
         .string(expected("a string"))

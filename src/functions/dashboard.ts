@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { app, type HttpRequest, type HttpResponseInit } from "@azure/functions";
 import { dependencies } from "../app/dependencies";
+import { API, httpTrigger } from "../api/apiOperations";
 import { authorize, ROLES } from "../api/authorize";
 import { hasRole, readPrincipal } from "../api/principal";
 import { dashboardContentSecurityPolicy, renderDashboardPage, renderRefusalPage } from "../dashboard/page";
@@ -18,14 +19,12 @@ const PAGE_HEADERS = {
  * to the platform's Entra ID sign-in and comes back here; on a local runtime (OPERATOR_AUTH=header) it gets the
  * reason instead. The fault panel appears only where DASHBOARD_SIMULATOR_URL is set (the devhost).
  */
-app.http("dashboard", {
-  route: "dashboard",
-  methods: ["GET"],
-  authLevel: "anonymous",
+app.http(API.dashboard.functionName, {
+  ...httpTrigger(API.dashboard),
   handler: (request: HttpRequest): HttpResponseInit => {
     const config = dependencies().config;
     const url = new URL(request.url);
-    const authorized = authorize(request, config, ROLES.reader);
+    const authorized = authorize(request, config, API.dashboard.access.role);
     if (!authorized.ok) {
       if (
         config.operatorAuth === "platform" &&

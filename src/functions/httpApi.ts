@@ -1,7 +1,8 @@
 import { app, type HttpRequest, type HttpResponseInit, type InvocationContext } from "@azure/functions";
 import * as df from "durable-functions";
 import { dependencies } from "../app/dependencies";
-import { authorize, ROLES } from "../api/authorize";
+import { API, httpTrigger } from "../api/apiOperations";
+import { authorize } from "../api/authorize";
 import { bulkActionRequest } from "../api/bulk";
 import {
   getOrderRequest,
@@ -24,13 +25,15 @@ import { requestClaimRound } from "../scheduler/starter";
  * function key (authLevel "function"). People read and act through the operator routes as principals signed in
  * by the platform's authentication (Entra ID), each with an app role; those routes are anonymous to the
  * Functions host (a function key would not say who acted) and check the principal here. Health is open.
+ * Each route, method and access comes from the operations table (apiOperations.ts) the OpenAPI document
+ * describes.
  */
 type Handler = (request: HttpRequest, context: InvocationContext) => Promise<HttpResponseInit>;
 
-/** An operator route: the handler runs only for a principal holding `role`. */
+/** An operator route: the handler runs only for a principal holding the operation's role. */
 const forRole =
   (
-    role: Role,
+    operation: { access: { role: Role } },
     handler: (
       request: HttpRequest,
       context: InvocationContext,
@@ -38,44 +41,34 @@ const forRole =
     ) => Promise<HttpResponseInit>,
   ): Handler =>
   async (request, context) => {
-    const authorized = authorize(request, dependencies().config, role);
+    const authorized = authorize(request, dependencies().config, operation.access.role);
     return authorized.ok ? handler(request, context, authorized.principal) : authorized.response;
   };
 
-app.http("httpApi-submitOrder", {
-  route: "orders",
-  methods: ["POST"],
-  authLevel: "function",
+app.http(API.submitOrder.functionName, {
+  ...httpTrigger(API.submitOrder),
   handler: (request: HttpRequest) => submitOrderRequest(dependencies(), request),
 });
 
-app.http("httpApi-getOrderStatus", {
-  route: "orders/{orderId}/status",
-  methods: ["GET"],
-  authLevel: "function",
+app.http(API.getOrderStatus.functionName, {
+  ...httpTrigger(API.getOrderStatus),
   handler: (request: HttpRequest) => orderStatusRequest(dependencies(), request),
 });
 
-app.http("httpApi-listOrders", {
-  route: "orders",
-  methods: ["GET"],
-  authLevel: "anonymous",
-  handler: forRole(ROLES.reader, (request) => listOrdersRequest(dependencies(), request)),
+app.http(API.listOrders.functionName, {
+  ...httpTrigger(API.listOrders),
+  handler: forRole(API.listOrders, (request) => listOrdersRequest(dependencies(), request)),
 });
 
-app.http("httpApi-getOrder", {
-  route: "orders/{orderId}",
-  methods: ["GET"],
-  authLevel: "anonymous",
-  handler: forRole(ROLES.reader, (request) => getOrderRequest(dependencies(), request)),
+app.http(API.getOrder.functionName, {
+  ...httpTrigger(API.getOrder),
+  handler: forRole(API.getOrder, (request) => getOrderRequest(dependencies(), request)),
 });
 
-app.http("httpApi-getOrchestration", {
-  route: "orders/{orderId}/orchestration",
-  methods: ["GET"],
-  authLevel: "anonymous",
+app.http(API.getOrchestration.functionName, {
+  ...httpTrigger(API.getOrchestration),
   extraInputs: [df.input.durableClient()],
-  handler: forRole(ROLES.reader, (request, context) =>
+  handler: forRole(API.getOrchestration, (request, context) =>
     orchestrationStatusRequest(dependencies(), attemptClient(df.getClient(context)), request),
   ),
 });
@@ -85,13 +78,14 @@ function claimRoundNow(context: InvocationContext): Promise<unknown> {
   return requestClaimRound(dependencies(), context, startAttemptWith(df.getClient(context)));
 }
 
-for (const action of ["retry", "cancel"] as const) {
-  app.http(`httpApi-${action}Order`, {
-    route: `orders/{orderId}/${action}`,
-    methods: ["POST"],
-    authLevel: "anonymous",
+for (const [action, operation] of [
+  ["retry", API.retryOrder],
+  ["cancel", API.cancelOrder],
+] as const) {
+  app.http(operation.functionName, {
+    ...httpTrigger(operation),
     extraInputs: [df.input.durableClient()],
-    handler: forRole(ROLES.operator, async (request, context, principal) => {
+    handler: forRole(operation, async (request, context, principal) => {
       const deps = dependencies();
       const { response, record } = await operatorActionRequest(deps, context, request, action, principal);
       if (record?.processState === "Pending" || record?.processState === "CompensationPending") {
@@ -104,19 +98,18 @@ for (const action of ["retry", "cancel"] as const) {
 }
 
 /**
- * Bulk retry and cancel live under bulk/, not orders/bulk/: "bulk" is a valid orderId, whose own
- * orders/{orderId}/retry a literal orders/bulk/retry would shadow (the router prefers literals). A call only moves
+ * Bulk retry and cancel (routed under bulk/, apiOperations.ts says why). A call only moves
  * orders to Pending / CompensationPending and runs the starter once, which admits at most MAX_IN_FLIGHT; the
  * starter's timer takes the rest as capacity frees up, so a bulk retry of thousands never floods the services.
  */
-for (const action of ["retry", "cancel"] as const) {
-  const name = action === "retry" ? "Retry" : "Cancel";
-  app.http(`httpApi-bulk${name}`, {
-    route: `bulk/${action}`,
-    methods: ["POST"],
-    authLevel: "anonymous",
+for (const [action, operation] of [
+  ["retry", API.bulkRetry],
+  ["cancel", API.bulkCancel],
+] as const) {
+  app.http(operation.functionName, {
+    ...httpTrigger(operation),
     extraInputs: [df.input.durableClient()],
-    handler: forRole(ROLES.operator, async (request, context, principal) => {
+    handler: forRole(operation, async (request, context, principal) => {
       const deps = dependencies();
       const { response, acted } = await bulkActionRequest(deps, context, request, action, principal);
       if (acted > 0) {
@@ -127,24 +120,18 @@ for (const action of ["retry", "cancel"] as const) {
   });
 }
 
-app.http("httpApi-stats", {
-  route: "stats",
-  methods: ["GET"],
-  authLevel: "anonymous",
-  handler: forRole(ROLES.reader, () => statsRequest(dependencies())),
+app.http(API.stats.functionName, {
+  ...httpTrigger(API.stats),
+  handler: forRole(API.stats, () => statsRequest(dependencies())),
 });
 
 /** The timing settings the app runs with and the figures they imply: the dashboard's "Tuning the timings" view. */
-app.http("httpApi-timings", {
-  route: "timings",
-  methods: ["GET"],
-  authLevel: "anonymous",
-  handler: forRole(ROLES.reader, async () => timingsRequest(dependencies())),
+app.http(API.timings.functionName, {
+  ...httpTrigger(API.timings),
+  handler: forRole(API.timings, async () => timingsRequest(dependencies())),
 });
 
-app.http("httpApi-health", {
-  route: "health",
-  methods: ["GET"],
-  authLevel: "anonymous",
+app.http(API.health.functionName, {
+  ...httpTrigger(API.health),
   handler: (_request: HttpRequest, context: InvocationContext) => healthRequest(dependencies(), context),
 });

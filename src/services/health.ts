@@ -2,7 +2,9 @@ import type { CosmosClient } from "@azure/cosmos";
 import type { ServiceBusClient } from "@azure/service-bus";
 import { QUEUES } from "./serviceBus";
 
-export type Dependency = "store" | "bus";
+/** What GET /api/health checks. */
+export const DEPENDENCIES = ["store", "bus"] as const;
+export type Dependency = (typeof DEPENDENCIES)[number];
 
 /** Whether the app's two dependencies answer: the state store's database, and the bus (a sender's link). */
 export class HealthProbe {

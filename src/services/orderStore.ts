@@ -1,13 +1,15 @@
 import type { Container } from "@azure/cosmos";
-import { orderFingerprint, type Order } from "../domain";
+import { z } from "zod";
+import { isoTimestamp, orderFingerprint, orderSchema, type Order } from "../domain";
 import { cosmosStatus } from "./cosmos";
 
-/** The orders DB document: the immutable order as submitted, keyed by orderId. */
-export interface OrderDocument extends Order {
-  id: string;
-  fingerprint: string;
-  submittedAt: string;
-}
+/** The orders DB document: the immutable order as submitted, keyed by orderId (GET /api/orders/{orderId} shows it). */
+export const orderDocumentSchema = orderSchema.safeExtend({
+  id: z.string().min(1),
+  fingerprint: z.string().min(1).describe("orderFingerprint: a resubmission must match it"),
+  submittedAt: isoTimestamp,
+});
+export type OrderDocument = z.infer<typeof orderDocumentSchema>;
 
 export type EnsureOrderOutcome =
   | { kind: "created"; document: OrderDocument }

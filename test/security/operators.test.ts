@@ -188,6 +188,8 @@ describe("routes for machines", () => {
       "httpApi-timings": "anonymous",
       "httpApi-health": "anonymous",
       dashboard: "anonymous",
+      // It describes the routes and who may call them: no secret.
+      openApi: "anonymous",
     });
   });
 });
