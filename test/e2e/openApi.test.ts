@@ -199,7 +199,7 @@ describe("the routes for people", () => {
     }
   });
 
-  it("reads: the listing, an order, its orchestration, stats, health and the dashboard", async ({
+  it("reads: the listing, an order, its orchestration, stats, timings, health and the dashboard", async ({
     e2e,
     api,
     orders,
@@ -226,6 +226,7 @@ describe("the routes for people", () => {
     await call(e2e, api, "getOrchestration", 400, { as: reader, params: { orderId: "-not-an-id" } });
 
     await call(e2e, api, "stats", 200, { as: reader });
+    await call(e2e, api, "timings", 200, { as: reader });
     await call(e2e, api, "health", 200);
     const dashboard = await call(e2e, api, "dashboard", 200, { as: reader });
     expect(dashboard.text).toContain('href="/api/openapi.json"');
