@@ -20,6 +20,8 @@ export const ADMISSION = {
   shardsPerRound: 4,
   /** Attempts a round claims at most, whatever the room: one round's writes stay bounded. */
   claimsPerRound: 100,
+  /** How long an instance trusts the version of a shard it read or wrote itself when looking for room (ms). */
+  trustMs: 1_000,
 } as const;
 
 export const ADMISSION_SHARD_PREFIX = "admission:";

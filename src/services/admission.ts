@@ -56,6 +56,8 @@ export interface AdmissionOptions {
 export class AdmissionSlots {
   /** The version of each shard this instance last read or wrote: a give-back replaces it without reading first. */
   private readonly known = new Map<number, AdmissionShard>();
+  /** When (performance.now()) each known version was read or written here. */
+  private readonly knownAt = new Map<number, number>();
   /** Shards this instance gave places back to lately: the next round looks there first. */
   private readonly freedLately = new Set<number>();
   private readonly random: () => number;
@@ -80,8 +82,25 @@ export class AdmissionSlots {
     const id = admissionShardId(shard);
     const { resource } = await this.container.item(id, id).read();
     const current = resource ? admissionShardSchema.parse(resource) : emptyShard(shard, this.options.now());
-    this.known.set(shard, current);
+    this.remember(shard, current);
     return current;
+  }
+
+  private remember(shard: number, version: AdmissionShard): void {
+    this.known.set(shard, version);
+    this.knownAt.set(shard, performance.now());
+  }
+
+  /**
+   * The version this instance read or wrote within ADMISSION.trustMs, else a fresh read. For finding room only: a
+   * copy that shows too little room costs a place for a moment, one that shows too much costs a lost race on the
+   * take, which reads again; neither can spend a place twice, since the take is a conditional write.
+   */
+  private async recent(shard: number): Promise<AdmissionShard> {
+    const known = this.known.get(shard);
+    const at = this.knownAt.get(shard);
+    if (known && at !== undefined && performance.now() - at <= ADMISSION.trustMs) return known;
+    return this.read(shard);
   }
 
   /** Writes `next` over `read` (create when it was never written); undefined when another writer came first. */
@@ -93,7 +112,7 @@ export class AdmissionSlots {
             .replace(next, { accessCondition: { type: "IfMatch", condition: read._etag } })
         : await this.container.items.create(next);
       const written = admissionShardSchema.parse(resource);
-      this.known.set(read.shard, written);
+      this.remember(read.shard, written);
       return written;
     } catch (error) {
       const status = cosmosStatus(error);
@@ -117,7 +136,7 @@ export class AdmissionSlots {
     for (const shard of order) {
       if (free >= wanted) break;
       const capacity = this.capacity(shard);
-      let current = await this.read(shard);
+      let current = await this.recent(shard);
       if (entriesToCheck(current, this.options.now()).length > 0)
         current = (await this.checkEntries(current, log)) ?? (await this.read(shard));
       const room = { shard: current, capacity, free: freePlaces(current, capacity) };
