@@ -49,7 +49,7 @@ export interface AdmissionOptions {
 }
 
 /**
- * The admission places in Cosmos DB (src/domain/admission.ts has the rules): reads shards, takes places before
+ * The admission slots in Cosmos DB (src/domain/admission.ts has the rules): reads shards, takes places before
  * claims, gives them back after the write that ends an attempt's lock, and checks entries whose attempt may have
  * ended without giving back (a crash between the two writes).
  */
@@ -125,8 +125,8 @@ export class AdmissionSlots {
   }
 
   /**
-   * Reads the shards a round may use: those given back to lately first, then others at random, ADMISSION.
-   * shardsPerRound in all (more when it gave back to several lately), stopping once `wanted` places are found. Entries due for a check
+   * Reads the shards a round may use: those given back to lately first, then others at random, at most
+   * ADMISSION.shardsPerRound besides the first, stopping once `wanted` places are found. Entries due for a check
    * are checked on the way (crash repair), so a place whose attempt ended without giving it back is found free.
    */
   async findRoom(wanted: number, log: Logger): Promise<Room[]> {
@@ -151,16 +151,11 @@ export class AdmissionSlots {
     const first = [...this.freedLately].filter((s) => s < shards);
     this.freedLately.clear();
     const others = Array.from({ length: shards }, (_, s) => s).filter((s) => !first.includes(s));
-    const wanted = Math.min(
-      others.length,
-      Math.max(first.length, 1) + ADMISSION.shardsPerRound - 1 - first.length,
-    );
-    // The first `wanted` of a Fisher-Yates shuffle: a uniform choice without shuffling thousands of shards.
-    for (let i = 0; i < wanted; i++) {
-      const j = i + Math.floor(this.random() * (others.length - i));
+    for (let i = others.length - 1; i > 0; i--) {
+      const j = Math.floor(this.random() * (i + 1));
       [others[i], others[j]] = [others[j]!, others[i]!];
     }
-    return [...first, ...others.slice(0, wanted)];
+    return [...first, ...others].slice(0, Math.max(first.length, 1) + ADMISSION.shardsPerRound - 1);
   }
 
   /**
