@@ -2,13 +2,13 @@ import { randomUUID } from "node:crypto";
 import type { Container } from "@azure/cosmos";
 import {
   ADMISSION,
+  claimedBy,
   admissionShardId,
   admissionShardSchema,
   emptyShard,
   entriesToCheck,
   entryVerdict,
   freePlaces,
-  instanceIdFor,
   nextCheck,
   shardCapacity,
   shardCount,
@@ -49,7 +49,7 @@ export interface AdmissionOptions {
 }
 
 /**
- * The admission slots in Cosmos DB (src/domain/admission.ts has the rules): reads shards, takes places before
+ * The admission places in Cosmos DB (src/domain/admission.ts has the rules): reads shards, takes places before
  * claims, gives them back after the write that ends an attempt's lock, and checks entries whose attempt may have
  * ended without giving back (a crash between the two writes).
  */
@@ -125,8 +125,8 @@ export class AdmissionSlots {
   }
 
   /**
-   * Reads the shards a round may use: those given back to lately first, then others at random, at most
-   * ADMISSION.shardsPerRound besides the first, stopping once `wanted` places are found. Entries due for a check
+   * Reads the shards a round may use: those given back to lately first, then others at random, ADMISSION.
+   * shardsPerRound in all (more when it gave back to several lately), stopping once `wanted` places are found. Entries due for a check
    * are checked on the way (crash repair), so a place whose attempt ended without giving it back is found free.
    */
   async findRoom(wanted: number, log: Logger): Promise<Room[]> {
@@ -194,7 +194,7 @@ export class AdmissionSlots {
     if (!record._etag)
       throw new Error(`record ${record.orderId} has no _etag: a place is taken for a read record`);
     return {
-      holder: instanceIdFor(record.orderId, record.attempt + 1),
+      holder: claimedBy(record),
       ticket: randomUUID(),
       orderId: record.orderId,
       recordEtag: record._etag,

@@ -14,6 +14,12 @@ export interface ClaimContext {
 }
 
 /**
+ * The lockedBy a claim of `record` writes: its next attempt's orchestration instance id. An admission place is
+ * taken under this name before the claim, and the check of a place compares it with the record's lockedBy.
+ */
+export const claimedBy = (record: StateRecord): string => instanceIdFor(record.orderId, record.attempt + 1);
+
+/**
  * The starter's claim: Pending → Processing, CompensationPending → Compensating, with attempt+1 and
  * lockedBy = the new attempt's orchestration instance id. Written with IfMatch, so two starters cannot both win.
  */
@@ -34,7 +40,7 @@ export function claim(record: StateRecord, ctx: ClaimContext): TransitionResult 
     return refuse(record, "claim", "NotDue", `record is not due before ${record.retryAt}`);
   }
   const attempt = record.attempt + 1;
-  const lockedBy = instanceIdFor(record.orderId, attempt);
+  const lockedBy = claimedBy(record);
   return commit(record, ctx.now, { event: "claimed", by: "starter", detail: lockedBy }, (draft) => {
     draft.processState = target;
     draft.attempt = attempt;
