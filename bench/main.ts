@@ -14,6 +14,7 @@ import { benchDrain } from "./drain";
 import { benchEndToEnd } from "./endToEnd";
 import { benchRecovery } from "./recovery";
 import { benchServiceBus } from "./servicebus";
+import { benchSdkCost } from "./sdkCost";
 import { benchSweep } from "./sweep";
 import type { OrderProfile } from "./orderProfile";
 
@@ -30,6 +31,8 @@ interface NamedBenchmark {
     small: boolean;
     earlier: Results;
     profiled: (profile: OrderProfile) => void;
+    /** This run's order profile if endToEnd ran, else the one bench/results.json keeps (full or small). */
+    orderProfile: () => OrderProfile | undefined;
   }): Promise<Figures>;
 }
 
@@ -58,6 +61,14 @@ const benchmarks: NamedBenchmark[] = [
       const { figures, profile } = await benchEndToEnd({ orders: small ? 100 : 1_000, busRoundTripPerSec });
       profiled(profile);
       return { ...figures };
+    },
+  },
+  {
+    name: "sdkCost",
+    run: async ({ small, orderProfile }) => {
+      const profile = orderProfile();
+      if (!profile) throw new Error("sdkCost needs an order profile: run endToEnd first (npm run bench)");
+      return { ...(await benchSdkCost({ calls: small ? 1_000 : 4_000, profile })) };
     },
   },
   {
@@ -156,7 +167,12 @@ async function main(argv: string[]): Promise<void> {
       continue;
     process.stdout.write(`running ${benchmark.name}${small ? " (small)" : ""}...\n`);
     const started = performance.now();
-    results[benchmark.name] = await benchmark.run({ small, earlier: results, profiled });
+    results[benchmark.name] = await benchmark.run({
+      small,
+      earlier: results,
+      profiled,
+      orderProfile: () => cost?.measuredOrderProfile ?? keptProfile(small),
+    });
     process.stdout.write(`  done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
   }
   printTable(results);
@@ -215,6 +231,13 @@ function repositoryRoot(from: string): string {
     if (existsSync(join(dir, "package.json"))) return dir;
     if (dirname(dir) === dir) throw new Error(`no package.json above ${from}`);
   }
+}
+
+/** The order profile bench/results.json keeps from an earlier run: a small run's for a small run. */
+function keptProfile(small: boolean): OrderProfile | undefined {
+  const existing = readExisting(join(repositoryRoot(__dirname), "bench", "results.json"));
+  const base = small ? (existing.small as Record<string, unknown> | undefined) : existing;
+  return (base?.cost as CostEntry | undefined)?.measuredOrderProfile;
 }
 
 /** Figures of other benchmarks already recorded, kept as they are. */

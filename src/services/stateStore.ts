@@ -188,6 +188,20 @@ export class StateStore {
     return parsed.data;
   }
 
+  /**
+   * The record as this instance just wrote it. The store answers a create or replace with the document it was
+   * sent plus its system properties (`_etag`, `_ts`, ...), and what was sent is a typed record a transition made,
+   * so only those properties are taken from the answer: parsing the echo again cost more CPU than the write.
+   */
+  private echoed(sent: StateRecord, resource: unknown): StateRecord {
+    const system: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(resource as Record<string, unknown>))
+      if (key.startsWith("_")) system[key] = value;
+    if (typeof system._etag !== "string")
+      throw new Error(`state record ${sent.orderId}: the store's answer to a write has no _etag`);
+    return { ...sent, ...system } as StateRecord;
+  }
+
   async get(orderId: string): Promise<StateRecord | undefined> {
     const { resource } = await this.container.item(orderId, orderId).read();
     if (!resource) {
@@ -203,7 +217,7 @@ export class StateStore {
   async create(record: StateRecord): Promise<{ created: boolean; record: StateRecord }> {
     try {
       const { resource } = await this.container.items.create(record);
-      const created = this.parse(resource, record.orderId);
+      const created = this.echoed(record, resource);
       this.remember(created);
       return { created: true, record: created };
     } catch (error) {
@@ -221,7 +235,7 @@ export class StateStore {
       const { resource } = await this.container
         .item(record.orderId, record.orderId)
         .replace(record, { accessCondition: { type: "IfMatch", condition: record._etag } });
-      const written = this.parse(resource, record.orderId);
+      const written = this.echoed(record, resource);
       this.remember(written);
       return written;
     } catch (error) {

@@ -1,0 +1,74 @@
+// What the sdkCost benchmark multiplies each call's CPU by: the calls an order of the end-to-end run made,
+// read from its order profile.
+import { describe, expect, it } from "vitest";
+import type { OrderProfile, StoreKindProfile } from "../../../bench/orderProfile";
+import { callsPerOrder } from "../../../bench/sdkCost";
+
+const row = (kind: string, operation: StoreKindProfile["operation"], perOrder: number): StoreKindProfile => ({
+  kind,
+  container: kind.split(" ")[2]!,
+  operation,
+  perOrder,
+  failedPerOrder: 0,
+  meanDocumentBytes: 1_000,
+  itemsPerRequest: 0,
+});
+
+const profile: OrderProfile = {
+  orders: 100,
+  store: [
+    row("PUT doc state", "replace", 5),
+    row("PUT doc leases", "replace", 1.5),
+    row("POST docs orders", "create", 1),
+    row("POST docs state", "create", 1),
+    row("GET doc leases", "pointRead", 0.5),
+    row("POST query state", "query", 0.25),
+    row("POST plan state", "metadata", 0.25),
+  ],
+  bus: {
+    sentPerOrder: 13,
+    deliveriesPerOrder: 7,
+    completesPerOrder: 7,
+    otherSettlementsPerOrder: 0,
+    lockRenewalsPerOrder: 0,
+    duplicatesPerOrder: 0,
+    meanMessageBytes: 320,
+    largestMessageBytes: 500,
+    sentByQueuePerOrder: {},
+  },
+  durable: {
+    instancesPerOrder: 1,
+    episodesPerOrder: 5,
+    activitiesPerOrder: 4,
+    timersCreatedPerOrder: 3,
+    timersFiredPerOrder: 0,
+    timersCancelledPerOrder: 3,
+    eventsRaisedPerOrder: 3,
+  },
+  functions: {
+    executionsPerOrder: 17,
+    executionMsPerOrder: 800,
+    executionsByFunctionPerOrder: { inventoryAgent: 1, paymentAgent: 1, shippingAgent: 1, agentReplies: 3 },
+    appCpuMsPerOrder: 40,
+  },
+};
+
+describe("calls per order", () => {
+  it("counts the store's requests by operation, query plans inside their query's call", () => {
+    const calls = callsPerOrder(profile);
+    expect(calls.storeReplace).toBe(6.5);
+    expect(calls.storeCreate).toBe(2);
+    expect(calls.storePointRead).toBe(0.5);
+    expect(calls.storeQuery).toBe(0.25);
+  });
+
+  it("counts sends and deliveries, one remote call per agent execution, and the durable API both ways", () => {
+    const calls = callsPerOrder(profile);
+    expect(calls.busSend).toBe(13);
+    expect(calls.busReceiveComplete).toBe(7);
+    expect(calls.fetchCall).toBe(3);
+    // One start and three raised events; the devhost serves each, and the front door's POST.
+    expect(calls.durableClientCall).toBe(4);
+    expect(calls.httpServed).toBe(5);
+  });
+});
