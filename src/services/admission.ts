@@ -125,9 +125,10 @@ export class AdmissionSlots {
   }
 
   /**
-   * Reads the shards a round may use: those given back to lately first, then others at random, ADMISSION.
-   * shardsPerRound in all (more when it gave back to several lately), stopping once `wanted` places are found. Entries due for a check
-   * are checked on the way (crash repair), so a place whose attempt ended without giving it back is found free.
+   * Reads the shards a round may use: those given back to lately first, then others at random,
+   * ADMISSION.shardsPerRound in all (more when it gave back to several lately), stopping once `wanted` places are
+   * found. Entries due for a check are checked on the way (crash repair), so a place whose attempt ended without
+   * giving it back is found free.
    */
   async findRoom(wanted: number, log: Logger): Promise<Room[]> {
     const order = this.visitOrder();
@@ -151,11 +152,17 @@ export class AdmissionSlots {
     const first = [...this.freedLately].filter((s) => s < shards);
     this.freedLately.clear();
     const others = Array.from({ length: shards }, (_, s) => s).filter((s) => !first.includes(s));
-    for (let i = others.length - 1; i > 0; i--) {
-      const j = Math.floor(this.random() * (i + 1));
+    const picked = Math.min(
+      others.length,
+      Math.max(first.length, 1) + ADMISSION.shardsPerRound - 1 - first.length,
+    );
+    // The first `picked` steps of a Fisher-Yates shuffle: as uniform a choice as the whole shuffle, and a round
+    // draws a few random numbers however many shards MAX_IN_FLIGHT makes.
+    for (let i = 0; i < picked; i++) {
+      const j = i + Math.floor(this.random() * (others.length - i));
       [others[i], others[j]] = [others[j]!, others[i]!];
     }
-    return [...first, ...others].slice(0, Math.max(first.length, 1) + ADMISSION.shardsPerRound - 1);
+    return [...first, ...others.slice(0, picked)];
   }
 
   /**

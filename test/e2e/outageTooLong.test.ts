@@ -5,8 +5,11 @@
  * naming the wait. Calls per order stay within the retry budget however long it all takes. On the devhost's
  * virtual clock (time-skipping): minutes of outage pass in seconds.
  */
-import { expect } from "vitest";
-import { computeRetryBudget, type StateRecord } from "../../src/domain";
+import { CosmosClient } from "@azure/cosmos";
+import { EMULATOR_KEY } from "devhost/emulators";
+import { expect, vi } from "vitest";
+import { breakerRecordId, breakerRecordSchema, computeRetryBudget, type StateRecord } from "../../src/domain";
+import { CONTAINERS } from "../../src/services/cosmos";
 import { sampleSettings } from "../../tools/repository";
 import { E2E_SETTINGS, e2eOrder, forOrder } from "../support/e2e";
 import { e2eTest } from "../support/fixtures";
@@ -52,8 +55,18 @@ it("orders wait OUTAGE_MAX_SECONDS for a service that never returns, then each e
   ]);
   expect(all.filter((a) => a.kind === "ServiceRecovered")).toEqual([]);
 
-  // Payment comes back; the next order that needs it makes the probe, and the recovery alert sums up the outage.
+  // Payment comes back. Once the open period is over (the breaker's retryAt, on the host's clock), the next order
+  // that needs it makes the probe, and the recovery alert sums up the outage. Submitted earlier, that order would
+  // itself wait for the probe, and past OUTAGE_MAX_SECONDS it would rightly end in Error too.
   await e2e.faults.clear();
+  const retryAt = await paymentBreakerRetryAt(e2e.emulators.cosmosEndpoint);
+  await vi.waitFor(
+    () => {
+      if (e2e.host.clock.now().getTime() < retryAt)
+        throw new Error(`the host's clock is not at the breaker's retryAt yet`);
+    },
+    { timeout: 60_000, interval: 50 },
+  );
   const after = e2eOrder("OUTLASTED-AFTER");
   expect((await e2e.submit(after)).status).toBe(202);
   await e2e.waitForState(after.orderId, ["Processed"], 60_000);
@@ -74,3 +87,21 @@ it("orders wait OUTAGE_MAX_SECONDS for a service that never returns, then each e
   });
   for (const order of orders) expect(hitsByOrder[order.orderId] ?? 0).toBeLessThanOrEqual(maxCallsPerStep);
 }, 150_000);
+
+/** When the payment breaker lets the next call probe (its record in the leases container). */
+async function paymentBreakerRetryAt(endpoint: string): Promise<number> {
+  const client = new CosmosClient({ endpoint, key: EMULATOR_KEY });
+  try {
+    const id = breakerRecordId("payment");
+    const { resource } = await client
+      .database(shipped.COSMOS_DATABASE!)
+      .container(CONTAINERS.leases)
+      .item(id, id)
+      .read();
+    const record = breakerRecordSchema.parse(resource);
+    expect(record.state, "the payment breaker is open at the end of the outage").toBe("open");
+    return Date.parse(record.retryAt!);
+  } finally {
+    client.dispose();
+  }
+}
