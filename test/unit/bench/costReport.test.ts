@@ -3,48 +3,13 @@
 // changed rule or price changes the page.
 import { describe, expect, it } from "vitest";
 import { costEntry, costSource, renderCostSection } from "../../../bench/costReport";
-import type { OrderProfile } from "../../../bench/orderProfile";
+import { orderProfile, storeRow } from "../../support/orderProfiles";
 
-const profile = (orders: number): OrderProfile => ({
-  orders,
-  store: [
-    {
-      kind: "PUT doc state",
-      container: "state",
-      operation: "replace",
-      perOrder: 8,
-      failedPerOrder: 0,
-      meanDocumentBytes: 2048,
-      itemsPerRequest: 0,
-    },
-  ],
-  bus: {
-    sentPerOrder: 13,
-    deliveriesPerOrder: 7,
-    completesPerOrder: 7,
-    otherSettlementsPerOrder: 0,
-    lockRenewalsPerOrder: 0,
-    duplicatesPerOrder: 0,
-    meanMessageBytes: 300,
-    largestMessageBytes: 500,
-    sentByQueuePerOrder: { orders: 1 },
-  },
-  durable: {
-    instancesPerOrder: 1,
-    episodesPerOrder: 5,
-    activitiesPerOrder: 4,
-    timersCreatedPerOrder: 3,
-    timersFiredPerOrder: 0,
-    timersCancelledPerOrder: 3,
-    eventsRaisedPerOrder: 3,
-  },
-  functions: {
-    executionsPerOrder: 17,
-    executionMsPerOrder: 0,
-    executionsByFunctionPerOrder: {},
-    appCpuMsPerOrder: 50,
-  },
-});
+const profile = (orders: number) =>
+  orderProfile({
+    orders,
+    store: [storeRow({ kind: "PUT doc state", operation: "replace", perOrder: 8, meanDocumentBytes: 2048 })],
+  });
 
 const at = new Date("2026-12-01T12:00:00Z");
 

@@ -1,21 +1,14 @@
 // What the sdkCost benchmark multiplies each call's CPU by: the calls an order of the end-to-end run made,
 // read from its order profile.
 import { describe, expect, it } from "vitest";
-import type { OrderProfile, StoreKindProfile } from "../../../bench/orderProfile";
+import type { StoreKindProfile } from "../../../bench/orderProfile";
 import { callsPerOrder } from "../../../bench/sdkCost";
+import { orderProfile, storeRow } from "../../support/orderProfiles";
 
-const row = (kind: string, operation: StoreKindProfile["operation"], perOrder: number): StoreKindProfile => ({
-  kind,
-  container: kind.split(" ")[2]!,
-  operation,
-  perOrder,
-  failedPerOrder: 0,
-  meanDocumentBytes: 1_000,
-  itemsPerRequest: 0,
-});
+const row = (kind: string, operation: StoreKindProfile["operation"], perOrder: number) =>
+  storeRow({ kind, operation, perOrder });
 
-const profile: OrderProfile = {
-  orders: 100,
+const profile = orderProfile({
   store: [
     row("PUT doc state", "replace", 5),
     row("PUT doc leases", "replace", 1.5),
@@ -25,33 +18,10 @@ const profile: OrderProfile = {
     row("POST query state", "query", 0.25),
     row("POST plan state", "metadata", 0.25),
   ],
-  bus: {
-    sentPerOrder: 13,
-    deliveriesPerOrder: 7,
-    completesPerOrder: 7,
-    otherSettlementsPerOrder: 0,
-    lockRenewalsPerOrder: 0,
-    duplicatesPerOrder: 0,
-    meanMessageBytes: 320,
-    largestMessageBytes: 500,
-    sentByQueuePerOrder: {},
-  },
-  durable: {
-    instancesPerOrder: 1,
-    episodesPerOrder: 5,
-    activitiesPerOrder: 4,
-    timersCreatedPerOrder: 3,
-    timersFiredPerOrder: 0,
-    timersCancelledPerOrder: 3,
-    eventsRaisedPerOrder: 3,
-  },
   functions: {
-    executionsPerOrder: 17,
-    executionMsPerOrder: 800,
     executionsByFunctionPerOrder: { inventoryAgent: 1, paymentAgent: 1, shippingAgent: 1, agentReplies: 3 },
-    appCpuMsPerOrder: 40,
   },
-};
+});
 
 describe("calls per order", () => {
   it("counts the store's requests by operation, query plans inside their query's call", () => {
