@@ -62,11 +62,20 @@ const money = z
 /** ISO 4217 codes of the currencies in use, from the platform's ICU data (it drops withdrawn ones). */
 const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf("currency"));
 
+/** Decimals by currency, worked out once each: an Intl.NumberFormat costs more to make than an order to check. */
+const decimalsByCurrency = new Map<string, number>();
+
 /** Minor units of a currency (JPY 0, EUR 2), capped at the two decimal places amounts are kept in. */
 export function currencyDecimals(currency: string): number {
-  const digits = new Intl.NumberFormat("en", { style: "currency", currency }).resolvedOptions()
-    .maximumFractionDigits;
-  return Math.min(digits ?? 2, 2);
+  let decimals = decimalsByCurrency.get(currency);
+  if (decimals === undefined) {
+    const digits = new Intl.NumberFormat("en", { style: "currency", currency }).resolvedOptions()
+      .maximumFractionDigits;
+    decimals = Math.min(digits ?? 2, 2);
+    // Only known currencies reach here (the schema checks CURRENCIES first), so the map stays bounded.
+    decimalsByCurrency.set(currency, decimals);
+  }
+  return decimals;
 }
 
 export const orderItemSchema = z.strictObject(
