@@ -15,8 +15,11 @@ import { orchestrationStatusRequest } from "../api/orchestration";
 import type { Principal, Role } from "../api/principal";
 import { healthRequest, statsRequest } from "../api/stats";
 import { timingsRequest } from "../api/timings";
+import { orderTraceRequest } from "../api/trace";
+import { currentTelemetry } from "../services/telemetry";
 import { attemptClient, startAttemptWith } from "../scheduler/durableClient";
 import { requestClaimRound } from "../scheduler/starter";
+import { tracedRequest } from "./traced";
 
 /**
  * The front door and the operator API: one function per route, all named httpApi-*.
@@ -45,9 +48,12 @@ const forRole =
     return authorized.ok ? handler(request, context, authorized.principal) : authorized.response;
   };
 
+// The front door starts an order's trace, or continues the caller's.
 app.http(API.submitOrder.functionName, {
   ...httpTrigger(API.submitOrder),
-  handler: (request: HttpRequest) => submitOrderRequest(dependencies(), request),
+  handler: tracedRequest(API.submitOrder.route, (request: HttpRequest) =>
+    submitOrderRequest(dependencies(), request),
+  ),
 });
 
 app.http(API.getOrderStatus.functionName, {
@@ -70,6 +76,14 @@ app.http(API.getOrchestration.functionName, {
   extraInputs: [df.input.durableClient()],
   handler: forRole(API.getOrchestration, (request, context) =>
     orchestrationStatusRequest(dependencies(), attemptClient(df.getClient(context)), request),
+  ),
+});
+
+/** The order's spans as this process kept them (LOCAL_TRACING=memory): the dashboard's trace view. */
+app.http(API.getOrderTrace.functionName, {
+  ...httpTrigger(API.getOrderTrace),
+  handler: forRole(API.getOrderTrace, (request) =>
+    orderTraceRequest(dependencies(), currentTelemetry().buffer, request),
   ),
 });
 

@@ -48,6 +48,8 @@ export interface AttemptInput {
   orderId: string;
   /** The orchestration instance id, which is the attempt's lockedBy. */
   lockedBy: string;
+  /** The attempt's trace context, which the activity's span continues (functions/traced.ts). */
+  traceparent?: string;
 }
 
 /** What the Scheduler's activities read and write: the store, the workflows, the bus, and what they tell people. */

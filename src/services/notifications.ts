@@ -1,5 +1,6 @@
 import { capText, MAX_REASON_LENGTH, type Alert, type StateRecord, type StatusMessage } from "../domain";
 import type { Logger } from "./logger";
+import { recordAlert } from "./metrics";
 import type { Messaging } from "./serviceBus";
 
 type Status = StatusMessage["status"];
@@ -59,5 +60,6 @@ export class Notifications {
       { ...alert, at: decided?.at ?? this.now().toISOString() },
       decided?.messageId,
     );
+    recordAlert(alert.kind);
   }
 }

@@ -9,7 +9,8 @@ import {
   type Alert,
   type StatusMessage,
 } from "../domain";
-import { credentialFor } from "./cosmos";
+import { credentialFor } from "./credential";
+import { inSpan, SpanKind, traceProperties } from "./tracing";
 
 export function createServiceBusClient(connection: ServiceBusConnectionConfig): ServiceBusClient {
   return connection.kind === "connectionString"
@@ -59,6 +60,16 @@ export const QUEUES = {
   deadlines: "deadlines",
 } as const;
 
+const ORDER_PATH_QUEUES: ReadonlySet<string> = new Set([
+  QUEUES.orders,
+  QUEUES.agentReplies,
+  QUEUES.deadlines,
+  ...AGENT_NAMES.map(agentRequestQueue),
+]);
+
+/** A queue an order's own work travels through (not a notification that leaves the app). */
+const onOrderPath = (queue: string): boolean => ORDER_PATH_QUEUES.has(queue);
+
 /**
  * Sends to Service Bus queues with one cached sender per queue (opening an AMQP link per message would cost a
  * round trip each time). Used by activities, agents and HTTP functions; triggers receive through the host.
@@ -92,14 +103,39 @@ export class Messaging {
     return sender;
   }
 
+  /**
+   * Sends one message, with the active span's trace context in its application properties, so that its receiver
+   * continues the trace. A hop of an order's own path (the orders queue, the agents' requests and replies, the
+   * deadline notices) gets a producer span of its own: the trace then shows the send, and the time the message
+   * waited on its queue before its receiver's span began.
+   */
   async send(queue: string, message: OutgoingMessage): Promise<void> {
+    if (!onOrderPath(queue)) return this.sendTraced(queue, message);
+    await inSpan(
+      `send ${queue}`,
+      {
+        kind: SpanKind.PRODUCER,
+        attributes: {
+          "messaging.system": "servicebus",
+          "messaging.operation.type": "send",
+          "messaging.destination.name": queue,
+          ...(message.messageId ? { "messaging.message.id": message.messageId } : {}),
+          ...(message.correlationId ? { "sas.order_id": message.correlationId } : {}),
+        },
+      },
+      () => this.sendTraced(queue, message),
+    );
+  }
+
+  private async sendTraced(queue: string, message: OutgoingMessage): Promise<void> {
+    const applicationProperties = { ...message.applicationProperties, ...traceProperties() };
     await this.sender(queue).sendMessages({
       body: message.body,
       contentType: message.contentType ?? "application/json",
       ...(message.messageId ? { messageId: message.messageId } : {}),
       ...(message.correlationId ? { correlationId: message.correlationId } : {}),
       ...(message.subject ? { subject: message.subject } : {}),
-      ...(message.applicationProperties ? { applicationProperties: message.applicationProperties } : {}),
+      ...(Object.keys(applicationProperties).length > 0 ? { applicationProperties } : {}),
     });
   }
 
