@@ -5,6 +5,7 @@ import { z } from "zod";
 import type { Dependencies } from "../app/dependencies";
 import { isoTimestamp, orderIdSchema, parseTraceparent } from "../domain";
 import type { TraceBuffer } from "../services/traceBuffer";
+import { FUNCTION_ATTRIBUTE } from "../services/tracing";
 import { routeOrderId } from "./params";
 import { json, problem } from "./responses";
 
@@ -31,9 +32,7 @@ export const traceSpanSchema = z.strictObject({
   kind: z.enum(KINDS),
   service: z
     .string()
-    .describe(
-      "The remote service a client span called, else the function that made the span (or an ancestor)",
-    ),
+    .describe("The remote service a client span called, else the function the span was made in"),
   startTime: isoTimestamp,
   startOffsetMs: z.number().nonnegative().describe("From the start of the trace's first span"),
   durationMs: z.number().nonnegative(),
@@ -87,7 +86,8 @@ export function traceTree(spans: readonly ReadableSpan[]): TraceSpan[] {
   const tree: TraceSpan[] = [];
   const visit = (span: ReadableSpan, depth: number, inherited: string): void => {
     const attributes = attributesOf(span);
-    const own = typeof attributes["faas.name"] === "string" ? attributes["faas.name"] : inherited;
+    const made = attributes[FUNCTION_ATTRIBUTE] ?? attributes["faas.name"];
+    const own = typeof made === "string" ? made : inherited;
     const peer = attributes["peer.service"];
     const spanId = span.spanContext().spanId;
     const parent = span.parentSpanContext?.spanId;

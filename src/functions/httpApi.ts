@@ -19,7 +19,7 @@ import { orderTraceRequest } from "../api/trace";
 import { currentTelemetry } from "../services/telemetry";
 import { attemptClient, startAttemptWith } from "../scheduler/durableClient";
 import { requestClaimRound } from "../scheduler/starter";
-import { tracedRequest } from "./traced";
+import { namedInvocation, tracedRequest } from "./traced";
 
 /**
  * The front door and the operator API: one function per route, all named httpApi-*.
@@ -99,15 +99,17 @@ for (const [action, operation] of [
   app.http(operation.functionName, {
     ...httpTrigger(operation),
     extraInputs: [df.input.durableClient()],
-    handler: forRole(operation, async (request, context, principal) => {
-      const deps = dependencies();
-      const { response, record } = await operatorActionRequest(deps, context, request, action, principal);
-      if (record?.processState === "Pending" || record?.processState === "CompensationPending") {
-        // Start the retry or the undo now rather than at the next starter tick.
-        await claimRoundNow(context);
-      }
-      return response;
-    }),
+    handler: namedInvocation(
+      forRole(operation, async (request, context, principal) => {
+        const deps = dependencies();
+        const { response, record } = await operatorActionRequest(deps, context, request, action, principal);
+        if (record?.processState === "Pending" || record?.processState === "CompensationPending") {
+          // Start the retry or the undo now rather than at the next starter tick.
+          await claimRoundNow(context);
+        }
+        return response;
+      }),
+    ),
   });
 }
 
@@ -123,14 +125,16 @@ for (const [action, operation] of [
   app.http(operation.functionName, {
     ...httpTrigger(operation),
     extraInputs: [df.input.durableClient()],
-    handler: forRole(operation, async (request, context, principal) => {
-      const deps = dependencies();
-      const { response, acted } = await bulkActionRequest(deps, context, request, action, principal);
-      if (acted > 0) {
-        await claimRoundNow(context);
-      }
-      return response;
-    }),
+    handler: namedInvocation(
+      forRole(operation, async (request, context, principal) => {
+        const deps = dependencies();
+        const { response, acted } = await bulkActionRequest(deps, context, request, action, principal);
+        if (acted > 0) {
+          await claimRoundNow(context);
+        }
+        return response;
+      }),
+    ),
   });
 }
 

@@ -1,7 +1,7 @@
 import type { HttpRequest, HttpResponseInit, InvocationContext } from "@azure/functions";
 import { trace, type Attributes, type Link } from "@opentelemetry/api";
 import { messageTraceParent, ORDER_ID_PATTERN, parseTraceparent } from "../domain";
-import { contextOf, failed, inSpan, remoteContext, SpanKind } from "../services/tracing";
+import { contextOf, failed, inFunction, inSpan, remoteContext, SpanKind } from "../services/tracing";
 
 /**
  * The span of each invocation that carries an order's trace (docs/operations.md#tracing): a message's
@@ -32,6 +32,16 @@ const orderIdOf = (body: unknown): string | undefined => {
   return typeof orderId === "string" && ORDER_ID_PATTERN.test(orderId) ? orderId : undefined;
 };
 
+/**
+ * A handler that makes no span of its own (a timer, an operator's action), though what it does for an order may:
+ * those spans join the order's trace and name this function.
+ */
+export function namedInvocation<A, T>(
+  handler: (trigger: A, context: InvocationContext) => Promise<T>,
+): (trigger: A, context: InvocationContext) => Promise<T> {
+  return (trigger, context) => inFunction(context.functionName, () => handler(trigger, context));
+}
+
 /** A Service Bus trigger's handler, run in a consumer span that continues the message's trace. */
 export function tracedMessage<T>(
   queue: string,
@@ -46,6 +56,7 @@ export function tracedMessage<T>(
       `process ${queue}`,
       {
         kind: SpanKind.CONSUMER,
+        functionName: context.functionName,
         parent: remoteContext(parent),
         links: parent ? hostLink(context) : [],
         attributes: {
@@ -80,6 +91,7 @@ export function tracedRequest(
       `${request.method} /api/${route}`,
       {
         kind: SpanKind.SERVER,
+        functionName: context.functionName,
         parent: remoteContext(parent),
         links: parent ? hostLink(context) : [],
         attributes: {
@@ -119,6 +131,7 @@ export function tracedActivity<T>(
       `activity ${name}`,
       {
         kind: SpanKind.CONSUMER,
+        functionName: context.functionName,
         parent,
         links: parent ? hostLink(context) : [],
         attributes: {

@@ -1,5 +1,6 @@
 import {
   context,
+  createContextKey,
   createTraceState,
   isSpanContextValid,
   ROOT_CONTEXT,
@@ -49,8 +50,16 @@ export function contextOf(traceparent: unknown): Context | undefined {
   return remoteContext(parseTraceparent(traceparent));
 }
 
+/** The function an invocation runs, kept in the context so that every span made inside it can say so. */
+const FUNCTION = createContextKey("scheduler-agent-supervisor.function");
+
+/** The attribute naming the function a span was made in (an entry span's faas.name, and every span under it). */
+export const FUNCTION_ATTRIBUTE = "sas.function";
+
 export interface SpanOptions {
   kind: SpanKind;
+  /** The function this span's invocation runs (an entry span); absent: the one the active context names. */
+  functionName?: string;
   /** The parent; absent: the active context (the invocation's, or none: a new trace). */
   parent?: Context | undefined;
   attributes?: Attributes;
@@ -62,12 +71,19 @@ export interface SpanOptions {
  * exception when `fn` throws (which it rethrows), else as `fn` left it.
  */
 export function inSpan<T>(name: string, options: SpanOptions, fn: (span: Span) => Promise<T>): Promise<T> {
-  const parent = options.parent ?? context.active();
+  const active = context.active();
+  // Carried over to an explicit parent too (a record's context): the span still ran in this invocation.
+  const functionName = options.functionName ?? (active.getValue(FUNCTION) as string | undefined);
+  const parent = functionName
+    ? (options.parent ?? active).setValue(FUNCTION, functionName)
+    : (options.parent ?? active);
   return tracer.startActiveSpan(
     name,
     {
       kind: options.kind,
-      ...(options.attributes ? { attributes: options.attributes } : {}),
+      attributes: functionName
+        ? { ...options.attributes, [FUNCTION_ATTRIBUTE]: functionName }
+        : (options.attributes ?? {}),
       ...(options.links ? { links: options.links } : {}),
     },
     parent,
@@ -82,6 +98,14 @@ export function inSpan<T>(name: string, options: SpanOptions, fn: (span: Span) =
       }
     },
   );
+}
+
+/**
+ * Runs `fn` as `functionName`'s invocation without a span of its own (a timer's tick): the spans it makes for an
+ * order (a claim's start, a sweep's decision) still name the function they were made in.
+ */
+export function inFunction<T>(functionName: string, fn: () => Promise<T>): Promise<T> {
+  return context.with(context.active().setValue(FUNCTION, functionName), fn);
 }
 
 /** Marks a span failed, with the error as its exception event. */

@@ -132,7 +132,11 @@ export async function sweep(
           parent: contextOf(record.traceparent),
           attributes: { "sas.order_id": record.orderId, "sas.trigger": "sweep" },
         },
-        () => expireAttempt(deps, log, record, record.lockedBy ?? "", now, "sweep"),
+        async (span) => {
+          const decided = await expireAttempt(deps, log, record, record.lockedBy ?? "", now, "sweep");
+          span.setAttribute("sas.decision", decided ?? "none");
+          return decided;
+        },
       );
       if (state === undefined) {
         report.skipped++;

@@ -5,27 +5,40 @@ import { describe, expect, it } from "vitest";
 import { traceTree } from "../../../src/api/trace";
 import { TraceBuffer } from "../../../src/services/traceBuffer";
 
-/** Real SDK spans, ended into `buffer`: a root with two children, the second with a child of its own. */
+/**
+ * Real SDK spans, ended into `buffer`: a root with two children, the second with a child of its own, each a
+ * millisecond after the one before.
+ */
 function recordTrace(buffer: TraceBuffer): string {
   const tracer = new BasicTracerProvider({ spanProcessors: [buffer] }).getTracer("test");
-  const root = tracer.startSpan("root", { kind: SpanKind.SERVER, attributes: { "faas.name": "front" } });
+  const t0 = Date.now();
+  const at = (ms: number) => t0 + ms;
+  const root = tracer.startSpan("root", {
+    kind: SpanKind.SERVER,
+    attributes: { "faas.name": "front" },
+    startTime: at(0),
+  });
   const inRoot = trace.setSpan(context.active(), root);
-  const first = tracer.startSpan("first", { kind: SpanKind.PRODUCER }, inRoot);
-  first.end();
+  const first = tracer.startSpan("first", { kind: SpanKind.PRODUCER, startTime: at(1) }, inRoot);
+  first.end(at(2));
   const second = tracer.startSpan(
     "second",
-    { kind: SpanKind.CONSUMER, attributes: { "faas.name": "worker" } },
+    { kind: SpanKind.CONSUMER, attributes: { "sas.function": "worker" }, startTime: at(3) },
     inRoot,
   );
   const call = tracer.startSpan(
     "POST charge",
-    { kind: SpanKind.CLIENT, attributes: { "peer.service": "payment", list: ["a", "b"] } },
+    {
+      kind: SpanKind.CLIENT,
+      attributes: { "peer.service": "payment", "sas.function": "worker", list: ["a", "b"] },
+      startTime: at(4),
+    },
     trace.setSpan(context.active(), second),
   );
   call.setStatus({ code: SpanStatusCode.ERROR, message: "HTTP 503" });
-  call.end();
-  second.end();
-  root.end();
+  call.end(at(6));
+  second.end(at(7));
+  root.end(at(8));
   return root.spanContext().traceId;
 }
 
@@ -62,7 +75,12 @@ describe("traceTree", () => {
       [2, "POST charge", "client", "payment", "error"],
     ]);
     expect(tree[0]).toMatchObject({ parentSpanId: null, startOffsetMs: 0 });
-    expect(tree[3]).toMatchObject({ parentSpanId: tree[2]!.spanId, statusMessage: "HTTP 503" });
+    expect(tree[3]).toMatchObject({
+      parentSpanId: tree[2]!.spanId,
+      statusMessage: "HTTP 503",
+      startOffsetMs: 4,
+      durationMs: 2,
+    });
     expect(tree[3]!.attributes).toMatchObject({ list: "a,b", "peer.service": "payment" });
   });
 
