@@ -60,7 +60,7 @@ export async function handleAgentRequest(
   }
   const request = parsed.value;
   // The agent request's span is the one its message is processed in (functions/traced.ts).
-  annotate({
+  annotate(log, {
     "sas.order_id": request.orderId,
     "sas.instance_id": request.instanceId,
     "sas.step": `${request.step}:${request.kind}`,
@@ -88,7 +88,7 @@ export async function handleAgentRequest(
       injected: result.injected,
     };
   }
-  annotate({ "sas.outcome": result.outcome, "sas.calls": result.calls });
+  annotate(log, { "sas.outcome": result.outcome, "sas.calls": result.calls });
   const reply: AgentReply = {
     requestId: request.requestId,
     orderId: request.orderId,
@@ -97,12 +97,11 @@ export async function handleAgentRequest(
     kind: request.kind,
     ...replyOutcome(result),
   };
-  await deps.messaging.send(QUEUES.agentReplies, {
-    body: reply,
-    messageId: request.requestId,
-    correlationId: request.orderId,
-    subject: result.outcome,
-  });
+  await deps.messaging.send(
+    QUEUES.agentReplies,
+    { body: reply, messageId: request.requestId, correlationId: request.orderId, subject: result.outcome },
+    log,
+  );
   return { kind: "replied", reply, calls: result.calls, injected: result.injected };
 }
 

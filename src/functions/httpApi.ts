@@ -51,8 +51,8 @@ const forRole =
 // The front door starts an order's trace, or continues the caller's.
 app.http(API.submitOrder.functionName, {
   ...httpTrigger(API.submitOrder),
-  handler: tracedRequest(API.submitOrder.route, (request: HttpRequest) =>
-    submitOrderRequest(dependencies(), request),
+  handler: tracedRequest(API.submitOrder.route, (request: HttpRequest, context: InvocationContext) =>
+    submitOrderRequest(dependencies(), request, context),
   ),
 });
 

@@ -1,14 +1,15 @@
 import type { HttpRequest, HttpResponseInit, InvocationContext } from "@azure/functions";
 import { trace, type Attributes, type Link } from "@opentelemetry/api";
 import { messageTraceParent, ORDER_ID_PATTERN, parseTraceparent } from "../domain";
-import { contextOf, failed, inFunction, inSpan, remoteContext, SpanKind } from "../services/tracing";
+import { carry, contextOf, failed, inSpan, remoteContext, SpanKind } from "../services/tracing";
 
 /**
  * The span of each invocation that carries an order's trace (docs/operations.md#tracing): a message's
  * processing, the front door's request, an activity. Its parent is the context the message, the request or the
  * activity's input brought; a missing or malformed one starts a new trace, and never fails the invocation. The
  * host's own span of the invocation (InvocationContext.traceContext; the Functions host makes one in Azure) is
- * linked, so Application Insights leads from the host's request to the order's trace.
+ * linked, so Application Insights leads from the host's request to the order's trace. The invocation's context
+ * carries its span from then on (services/tracing.ts): what the handler does with it joins the span.
  */
 
 function invocationAttributes(context: InvocationContext, trigger: string): Attributes {
@@ -39,7 +40,10 @@ const orderIdOf = (body: unknown): string | undefined => {
 export function namedInvocation<A, T>(
   handler: (trigger: A, context: InvocationContext) => Promise<T>,
 ): (trigger: A, context: InvocationContext) => Promise<T> {
-  return (trigger, context) => inFunction(context.functionName, () => handler(trigger, context));
+  return (trigger, context) => {
+    carry(context, { functionName: context.functionName });
+    return handler(trigger, context);
+  };
 }
 
 /** A Service Bus trigger's handler, run in a consumer span that continues the message's trace. */
@@ -71,7 +75,10 @@ export function tracedMessage<T>(
           ...(orderId ? { "sas.order_id": orderId } : {}),
         },
       },
-      () => handler(message, context),
+      (span) => {
+        carry(context, { span, functionName: context.functionName });
+        return handler(message, context);
+      },
     );
   };
 }
@@ -103,6 +110,7 @@ export function tracedRequest(
         },
       },
       async (span) => {
+        carry(context, { span, functionName: context.functionName });
         const response = await handler(request, context);
         const status = response.status ?? 200;
         span.setAttribute("http.response.status_code", status);
@@ -140,7 +148,10 @@ export function tracedActivity<T>(
           "sas.trace_context": parent ? "continued" : given === undefined ? "absent" : "refused",
         },
       },
-      () => handler(input, context),
+      (span) => {
+        carry(context, { span, functionName: context.functionName });
+        return handler(input, context);
+      },
     );
   };
 }

@@ -50,7 +50,7 @@ export async function routeReply(
     );
   }
   const reply = parsed.value;
-  annotate({
+  annotate(log, {
     "sas.order_id": reply.orderId,
     "sas.instance_id": reply.instanceId,
     "sas.step": `${reply.stepIndex}:${reply.kind}`,

@@ -14,7 +14,7 @@ import {
   type StateRecord,
 } from "../domain";
 import type { Logger } from "../services/logger";
-import { activeTraceparent, contextOf, inSpan, SpanKind } from "../services/tracing";
+import { contextOf, inSpan, SpanKind, traceparentOf } from "../services/tracing";
 import { RoundCoalescer } from "./roundCoalescer";
 
 /**
@@ -106,9 +106,10 @@ export async function claimAndStart(
         {
           kind: SpanKind.PRODUCER,
           parent: contextOf(record.traceparent),
+          from: log,
           attributes: { "sas.order_id": record.orderId, "sas.instance_id": instanceId },
         },
-        () => start(instanceId, record.orderId, activeTraceparent()),
+        (span) => start(instanceId, record.orderId, traceparentOf(span)),
       );
       report.started++;
     } catch (error) {

@@ -1,12 +1,11 @@
-import { context, metrics, propagation, trace } from "@opentelemetry/api";
+import { metrics, trace } from "@opentelemetry/api";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
   ConsoleMetricExporter,
   MeterProvider,
   PeriodicExportingMetricReader,
 } from "@opentelemetry/sdk-metrics";
-import { BatchSpanProcessor, ConsoleSpanExporter } from "@opentelemetry/sdk-trace-base";
-import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
+import { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter } from "@opentelemetry/sdk-trace-base";
 import type { Telemetry } from "./telemetry";
 import { TraceBuffer } from "./traceBuffer";
 import { TRACER_NAME } from "./tracing";
@@ -17,17 +16,17 @@ export const CONSOLE_METRICS_INTERVAL_MS = 60_000;
 /**
  * LOCAL_TRACING=memory or console: the OpenTelemetry SDK in this process. `memory` keeps the ended spans in the
  * trace buffer and exports nothing (no metrics either: nothing would read them); `console` prints spans in
- * batches, off the path of the span that ended, and the metrics once a minute.
+ * batches, off the path of the span that ended, and the metrics once a minute. No context manager and no
+ * propagator: the app hands each span on itself (tracing.ts), so nothing pays for AsyncLocalStorage.
  */
 export function startLocalTelemetry(mode: "memory" | "console"): Telemetry {
   const resource = resourceFromAttributes({ "service.name": TRACER_NAME });
   const buffer = mode === "memory" ? new TraceBuffer() : undefined;
-  const tracerProvider = new NodeTracerProvider({
+  const tracerProvider = new BasicTracerProvider({
     resource,
     spanProcessors: [buffer ?? new BatchSpanProcessor(new ConsoleSpanExporter())],
   });
-  // The context manager (AsyncLocalStorage) keeps a span active across awaits.
-  tracerProvider.register();
+  trace.setGlobalTracerProvider(tracerProvider);
   const meterProvider =
     mode === "console"
       ? new MeterProvider({
@@ -47,8 +46,6 @@ export function startLocalTelemetry(mode: "memory" | "console"): Telemetry {
     shutdown() {
       // The globals first, at once: a set-up that follows this call registers its own right after it.
       trace.disable();
-      context.disable();
-      propagation.disable();
       if (meterProvider) metrics.disable();
       return Promise.allSettled([tracerProvider.shutdown(), meterProvider?.shutdown()]).then(() => undefined);
     },

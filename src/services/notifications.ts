@@ -28,13 +28,17 @@ export class Notifications {
   ): Promise<void> {
     if (!record.replyTo) return;
     try {
-      await this.messaging.sendStatus(record.replyTo, {
-        orderId: record.orderId,
-        status,
-        processState: record.processState,
-        at: this.now().toISOString(),
-        detail,
-      });
+      await this.messaging.sendStatus(
+        record.replyTo,
+        {
+          orderId: record.orderId,
+          status,
+          processState: record.processState,
+          at: this.now().toISOString(),
+          detail,
+        },
+        log,
+      );
     } catch (error) {
       log.warn(`status ${status} for ${record.orderId} to ${record.replyTo} not sent: ${String(error)}`);
     }
@@ -59,6 +63,7 @@ export class Notifications {
     await this.messaging.sendAlert(
       { ...alert, at: decided?.at ?? this.now().toISOString() },
       decided?.messageId,
+      log,
     );
     recordAlert(alert.kind);
   }

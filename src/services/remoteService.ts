@@ -151,6 +151,7 @@ export class RemoteServiceClient {
           `POST ${operation}`,
           {
             kind: SpanKind.CLIENT,
+            from: call.log,
             attributes: {
               "http.request.method": "POST",
               "url.full": url,
@@ -179,7 +180,7 @@ export class RemoteServiceClient {
                 headers: {
                   "content-type": "application/json",
                   "idempotency-key": call.idempotencyKey,
-                  ...traceHeaders(),
+                  ...traceHeaders(span),
                 },
                 body: JSON.stringify(body),
                 signal: attemptSignal,

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { ServiceBusClient, type ServiceBusSender } from "@azure/service-bus";
+import type { Span } from "@opentelemetry/api";
 import type { ServiceBusConnectionConfig } from "../config";
 import {
   AGENT_NAMES,
@@ -10,7 +11,7 @@ import {
   type StatusMessage,
 } from "../domain";
 import { credentialFor } from "./credential";
-import { inSpan, SpanKind, traceProperties } from "./tracing";
+import { inSpan, spanOf, SpanKind, traceProperties } from "./tracing";
 
 export function createServiceBusClient(connection: ServiceBusConnectionConfig): ServiceBusClient {
   return connection.kind === "connectionString"
@@ -109,12 +110,18 @@ export class Messaging {
    * deadline notices) gets a producer span of its own: the trace then shows the send, and the time the message
    * waited on its queue before its receiver's span began.
    */
-  async send(queue: string, message: OutgoingMessage): Promise<void> {
-    if (!onOrderPath(queue)) return this.sendTraced(queue, message);
+  async send(
+    queue: string,
+    message: OutgoingMessage,
+    /** The sender's logger: the span it runs in is the message's parent (services/tracing.ts). */
+    from?: object,
+  ): Promise<void> {
+    if (!onOrderPath(queue)) return this.sendTraced(queue, message, spanOf(from));
     await inSpan(
       `send ${queue}`,
       {
         kind: SpanKind.PRODUCER,
+        from,
         attributes: {
           "messaging.system": "servicebus",
           "messaging.operation.type": "send",
@@ -123,12 +130,12 @@ export class Messaging {
           ...(message.correlationId ? { "sas.order_id": message.correlationId } : {}),
         },
       },
-      () => this.sendTraced(queue, message),
+      (span) => this.sendTraced(queue, message, span),
     );
   }
 
-  private async sendTraced(queue: string, message: OutgoingMessage): Promise<void> {
-    const applicationProperties = { ...message.applicationProperties, ...traceProperties() };
+  private async sendTraced(queue: string, message: OutgoingMessage, span: Span | undefined): Promise<void> {
+    const applicationProperties = { ...message.applicationProperties, ...traceProperties(span) };
     await this.sender(queue).sendMessages({
       body: message.body,
       contentType: message.contentType ?? "application/json",
@@ -140,12 +147,12 @@ export class Messaging {
   }
 
   /** An operator alert (docs/contract.md#messages), validated so that a malformed alert fails here rather than downstream. */
-  async sendAlert(alert: Alert, messageId?: string): Promise<void> {
-    await this.send(QUEUES.alerts, {
-      body: alertSchema.parse(alert),
-      subject: alert.kind,
-      ...(messageId ? { messageId } : {}),
-    });
+  async sendAlert(alert: Alert, messageId?: string, from?: object): Promise<void> {
+    await this.send(
+      QUEUES.alerts,
+      { body: alertSchema.parse(alert), subject: alert.kind, ...(messageId ? { messageId } : {}) },
+      from,
+    );
   }
 
   /**
@@ -154,38 +161,42 @@ export class Messaging {
    * source queue and the original's sequence number, so that the queue's duplicate detection drops a second
    * forward of the same message while two different messages sent under one MessageId are both kept.
    */
-  async sendRejected(rejected: RejectedMessage): Promise<void> {
+  async sendRejected(rejected: RejectedMessage, from?: object): Promise<void> {
     const key = `${rejected.sourceQueue}:${rejected.originalSequenceNumber ?? `id:${rejected.originalMessageId}`}`;
     const isJson =
       typeof rejected.body === "object" && rejected.body !== null && !Buffer.isBuffer(rejected.body);
-    await this.send(QUEUES.rejected, {
-      body: rejected.body,
-      messageId:
-        key.length <= MAX_MESSAGE_ID ? key : `sha256:${createHash("sha256").update(key).digest("hex")}`,
-      subject: rejected.reason,
-      contentType: rejected.originalContentType ?? (isJson ? "application/json" : "text/plain"),
-      applicationProperties: {
-        rejectedFrom: rejected.sourceQueue,
-        rejectionReason: rejected.reason,
-        rejectionDescription: rejected.description.slice(0, MAX_DESCRIPTION),
-        originalMessageId: rejected.originalMessageId,
-        ...(rejected.originalSequenceNumber
-          ? { originalSequenceNumber: rejected.originalSequenceNumber }
-          : {}),
-        originalDeliveryCount: rejected.deliveryCount,
-        ...(rejected.originalEnqueuedTimeUtc
-          ? { originalEnqueuedTimeUtc: rejected.originalEnqueuedTimeUtc }
-          : {}),
+    await this.send(
+      QUEUES.rejected,
+      {
+        body: rejected.body,
+        messageId:
+          key.length <= MAX_MESSAGE_ID ? key : `sha256:${createHash("sha256").update(key).digest("hex")}`,
+        subject: rejected.reason,
+        contentType: rejected.originalContentType ?? (isJson ? "application/json" : "text/plain"),
+        applicationProperties: {
+          rejectedFrom: rejected.sourceQueue,
+          rejectionReason: rejected.reason,
+          rejectionDescription: rejected.description.slice(0, MAX_DESCRIPTION),
+          originalMessageId: rejected.originalMessageId,
+          ...(rejected.originalSequenceNumber
+            ? { originalSequenceNumber: rejected.originalSequenceNumber }
+            : {}),
+          originalDeliveryCount: rejected.deliveryCount,
+          ...(rejected.originalEnqueuedTimeUtc
+            ? { originalEnqueuedTimeUtc: rejected.originalEnqueuedTimeUtc }
+            : {}),
+        },
       },
-    });
+      from,
+    );
   }
 
-  async sendStatus(queue: string, status: StatusMessage): Promise<void> {
-    await this.send(queue, {
-      body: statusMessageSchema.parse(status),
-      correlationId: status.orderId,
-      subject: status.status,
-    });
+  async sendStatus(queue: string, status: StatusMessage, from?: object): Promise<void> {
+    await this.send(
+      queue,
+      { body: statusMessageSchema.parse(status), correlationId: status.orderId, subject: status.status },
+      from,
+    );
   }
 
   async close(): Promise<void> {

@@ -53,7 +53,7 @@ export async function handleDeadline(
       reason: `completeBy is ${record.completeBy ?? "none"} (the attempt went on past ${notice.completeBy})`,
     };
   const state = await expireAttempt(deps, log, record, notice.instanceId, now, "deadline");
-  annotate({ "sas.decision": state ?? "none" });
+  annotate(log, { "sas.decision": state ?? "none" });
   if (state === undefined) return { kind: "movedOn", reason: "the record changed while deciding" };
   log.log(
     `supervisor: ${notice.instanceId} step ${notice.stepIndex} ${notice.kind} passed ${notice.completeBy}: ${state}`,

@@ -11,7 +11,7 @@ import {
 import { sendDecidedAlert } from "../services/decidedAlerts";
 import type { Logger } from "../services/logger";
 import { noteSupervisorLease, recordRecovery } from "../services/metrics";
-import { contextOf, inSpan, SpanKind } from "../services/tracing";
+import { contextOf, inSpan, spanLogger, SpanKind } from "../services/tracing";
 
 export interface SweepReport {
   leader: boolean;
@@ -130,10 +130,18 @@ export async function sweep(
         {
           kind: SpanKind.INTERNAL,
           parent: contextOf(record.traceparent),
+          from: log,
           attributes: { "sas.order_id": record.orderId, "sas.trigger": "sweep" },
         },
         async (span) => {
-          const decided = await expireAttempt(deps, log, record, record.lockedBy ?? "", now, "sweep");
+          const decided = await expireAttempt(
+            deps,
+            spanLogger(log, span),
+            record,
+            record.lockedBy ?? "",
+            now,
+            "sweep",
+          );
           span.setAttribute("sas.decision", decided ?? "none");
           return decided;
         },
