@@ -10,6 +10,7 @@ import {
   type Context,
   type Link,
   type Span,
+  type Tracer,
 } from "@opentelemetry/api";
 import {
   formatTraceparent,
@@ -35,13 +36,22 @@ import type { Logger } from "./logger";
 /** The instrumentation scope of every span of the app. */
 export const TRACER_NAME = "scheduler-agent-supervisor";
 
-// A proxy: it records with whatever provider telemetry.ts registers, even one registered after this line runs.
-const tracer = trace.getTracer(TRACER_NAME);
+// The API's proxy tracer records with whatever provider is registered later, but belongs to the global proxy of
+// its time, which trace.disable() replaces (a reload of the app, the Azure Monitor distro starting): so it is
+// taken again whenever the global proxy changes.
+let made: { provider: unknown; tracer: Tracer } | undefined;
+function tracer(): Tracer {
+  const provider = trace.getTracerProvider();
+  if (made?.provider !== provider) made = { provider, tracer: provider.getTracer(TRACER_NAME) };
+  return made.tracer;
+}
 
 export { SpanKind };
 
 /** The attribute naming the function a span was made in (an entry span's faas.name, and every span under it). */
 export const FUNCTION_ATTRIBUTE = "sas.function";
+/** Application Insights' operation name tag, which its exporter takes from a span attribute of that name. */
+export const REQUEST_NAME_ATTRIBUTE = "ai.operation.name";
 
 /** What a logger (an invocation's context, a span's logger) stands for: the span it runs in, and its function. */
 interface Carried {
@@ -109,13 +119,16 @@ export function inSpan<T>(name: string, options: SpanOptions, fn: (span: Span) =
   const from = options.from === undefined ? undefined : carried.get(options.from);
   const parent = options.parent ?? (from?.span ? trace.setSpan(ROOT_CONTEXT, from.span) : context.active());
   const functionName = options.functionName ?? from?.functionName;
-  return tracer.startActiveSpan(
+  const attributes: Attributes = { ...options.attributes };
+  if (functionName) attributes[FUNCTION_ATTRIBUTE] = functionName;
+  // Application Insights names the request a consumer span becomes after this tag only (it derives one for server
+  // spans alone): without it, a message's or an activity's request would have no name.
+  if (options.kind === SpanKind.CONSUMER) attributes[REQUEST_NAME_ATTRIBUTE] = name;
+  return tracer().startActiveSpan(
     name,
     {
       kind: options.kind,
-      attributes: functionName
-        ? { ...options.attributes, [FUNCTION_ATTRIBUTE]: functionName }
-        : (options.attributes ?? {}),
+      attributes,
       ...(options.links ? { links: options.links } : {}),
     },
     parent,
