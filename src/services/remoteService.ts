@@ -194,7 +194,8 @@ export class RemoteServiceClient {
                 // A non-JSON body is kept as text for the error message.
               }
               if (isTransientStatus(res.status)) throw new TransientHttpError(res.status, parsed);
-              // A business refusal is the call's answer, not its failure; the span still says it was refused.
+              // A 4xx is the service's answer (a refusal), not a failed call: the breaker counts it as a success, and
+              // the span still shows it as an error.
               if (res.status >= 400) failed(span, new Error(`HTTP ${res.status}`));
               await this.options.breaker.onSuccess(call.log);
               return { status: res.status, body: parsed };

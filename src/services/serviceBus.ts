@@ -105,8 +105,8 @@ export class Messaging {
   }
 
   /**
-   * Sends one message, with the active span's trace context in its application properties, so that its receiver
-   * continues the trace. A hop of an order's own path (the orders queue, the agents' requests and replies, the
+   * Sends one message, with the trace context of the span its sender runs in (`from`) in its application
+   * properties, so that its receiver continues the trace. A hop of an order's own path (the orders queue, the agents' requests and replies, the
    * deadline notices) gets a producer span of its own: the trace then shows the send, and the time the message
    * waited on its queue before its receiver's span began.
    */
