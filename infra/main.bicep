@@ -148,6 +148,9 @@ var tuningDefaults = {
   BREAKER_OPEN_SECONDS: '30'
   OUTAGE_MAX_SECONDS: '3600'
   MAX_REQUEST_BYTES: '65536'
+  // Share of orders whose whole trace goes to Application Insights (docs/operations.md, "Tracing"); lower it
+  // when ingestion costs more than the traces are worth.
+  TRACE_SAMPLING_RATIO: '1'
 }
 
 // Placeholders on a reserved domain (.invalid never resolves): the app starts, and calls to the

@@ -191,6 +191,27 @@ export const SETTINGS = {
   },
   /** Share of attempts failed before the call, as a refused connection would fail them. */
   CHAOS_FAULT_RATE: { schema: share, default: "0" },
+  /**
+   * Where the app's spans go when Application Insights is not configured (docs/operations.md#tracing): nowhere,
+   * a bounded buffer in this process that GET /api/orders/{orderId}/trace and the dashboard read, or stdout.
+   */
+  LOCAL_TRACING: {
+    schema: z.enum(["off", "memory", "console"], { error: "expected off, memory or console" }),
+    default: "off",
+  },
+  /**
+   * Share of orders whose trace goes to Application Insights, decided on the trace id, so that every instance keeps
+   * or drops the same whole traces.
+   */
+  TRACE_SAMPLING_RATIO: {
+    schema: z
+      .string()
+      .trim()
+      .regex(DECIMAL, { error: "expected a share of traces from 0 to 1, such as 0.25" })
+      .transform(Number)
+      .refine((n) => n <= 1, { error: "expected a share of traces from 0 to 1, such as 0.25" }),
+    default: "1",
+  },
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -236,6 +257,19 @@ export interface AppConfig {
   dashboardSimulatorUrl: string;
   /** What chaos injects into the agents' calls (CHAOS_*); null while it is off, the default and production's. */
   chaos: ChaosSettings | null;
+  telemetry: TelemetryConfig;
+}
+
+/** Where telemetry goes: Application Insights when its connection string is set, else LOCAL_TRACING. */
+export interface TelemetryConfig {
+  /** APPLICATIONINSIGHTS_CONNECTION_STRING, and the identity that signs in to ingestion; null: not configured. */
+  azureMonitor: {
+    connectionString: string;
+    /** From APPLICATIONINSIGHTS_AUTHENTICATION_STRING: Entra ID sign-in, with a user-assigned identity's client id. */
+    credential: { kind: "identity"; clientId?: string } | { kind: "none" };
+  } | null;
+  localTracing: "off" | "memory" | "console";
+  samplingRatio: number;
 }
 
 export class ConfigError extends Error {
@@ -318,6 +352,44 @@ function parseCosmos(env: Env, problems: string[]): CosmosConnectionConfig | und
 }
 
 /**
+ * Application Insights, as the Functions host reads it: the connection string, and the authentication string that
+ * makes ingestion use Entra ID (`Authorization=AAD`, `ClientId=<client id>` for a user-assigned identity), which
+ * the deployed component requires (its local authentication is off).
+ */
+function parseAzureMonitor(env: Env, problems: string[]): TelemetryConfig["azureMonitor"] {
+  const connectionString = env.APPLICATIONINSIGHTS_CONNECTION_STRING?.trim();
+  if (!connectionString) return null;
+  if (!/(^|;)\s*(InstrumentationKey|IngestionEndpoint)=/i.test(connectionString)) {
+    problems.push(
+      "APPLICATIONINSIGHTS_CONNECTION_STRING: expected a connection string like InstrumentationKey=<guid>;IngestionEndpoint=https://...",
+    );
+    return null;
+  }
+  const authentication = env.APPLICATIONINSIGHTS_AUTHENTICATION_STRING?.trim();
+  if (!authentication) return { connectionString, credential: { kind: "none" } };
+  const parts = new Map(
+    authentication
+      .split(";")
+      .filter((p) => p.includes("="))
+      .map((p) => {
+        const i = p.indexOf("=");
+        return [p.slice(0, i).trim().toLowerCase(), p.slice(i + 1).trim()] as const;
+      }),
+  );
+  const clientId = parts.get("clientid");
+  if (
+    parts.get("authorization")?.toUpperCase() !== "AAD" ||
+    (clientId !== undefined && !/^[0-9a-f-]{36}$/i.test(clientId))
+  ) {
+    problems.push(
+      "APPLICATIONINSIGHTS_AUTHENTICATION_STRING: expected Authorization=AAD, with ClientId=<client id> for a user-assigned identity",
+    );
+    return null;
+  }
+  return { connectionString, credential: { kind: "identity", ...(clientId ? { clientId } : {}) } };
+}
+
+/**
  * Why the app counts as production, or null: AZURE_FUNCTIONS_ENVIRONMENT says so, or is unset in Azure
  * (WEBSITE_SITE_NAME is set), where the Functions host then runs as Production.
  */
@@ -380,6 +452,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
   }
   const serviceBus = parseServiceBus(env, problems);
   const cosmos = parseCosmos(env, problems);
+  const azureMonitor = parseAzureMonitor(env, problems);
   const n = (name: SettingName) => values[name] as number;
   const s = (name: SettingName) => values[name] as string;
 
@@ -447,6 +520,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
     operatorAuth: s("OPERATOR_AUTH") as AppConfig["operatorAuth"],
     dashboardSimulatorUrl: s("DASHBOARD_SIMULATOR_URL").replace(/\/+$/, ""),
     chaos,
+    telemetry: {
+      azureMonitor,
+      localTracing: s("LOCAL_TRACING") as TelemetryConfig["localTracing"],
+      samplingRatio: n("TRACE_SAMPLING_RATIO"),
+    },
   };
 }
 

@@ -14,6 +14,7 @@ import {
 import type { RemoteOutcome } from "../services/remoteService";
 import type { Logger } from "../services/logger";
 import { QUEUES } from "../services/serviceBus";
+import { annotate } from "../services/tracing";
 
 /** What the Scheduler puts in a request's payload: the remote operation and its JSON body. */
 const payloadSchema = z.strictObject({
@@ -58,6 +59,12 @@ export async function handleAgentRequest(
     return { kind: "invalid", reason };
   }
   const request = parsed.value;
+  // The agent request's span is the one its message is processed in (functions/traced.ts).
+  annotate(log, {
+    "sas.order_id": request.orderId,
+    "sas.instance_id": request.instanceId,
+    "sas.step": `${request.step}:${request.kind}`,
+  });
   const deadline = new Date(request.completeBy);
   if (deps.now() >= deadline) {
     log.log(`${agent}: dropped ${request.requestId}: completeBy ${request.completeBy} has passed`);
@@ -81,6 +88,7 @@ export async function handleAgentRequest(
       injected: result.injected,
     };
   }
+  annotate(log, { "sas.outcome": result.outcome, "sas.calls": result.calls });
   const reply: AgentReply = {
     requestId: request.requestId,
     orderId: request.orderId,
@@ -89,12 +97,11 @@ export async function handleAgentRequest(
     kind: request.kind,
     ...replyOutcome(result),
   };
-  await deps.messaging.send(QUEUES.agentReplies, {
-    body: reply,
-    messageId: request.requestId,
-    correlationId: request.orderId,
-    subject: result.outcome,
-  });
+  await deps.messaging.send(
+    QUEUES.agentReplies,
+    { body: reply, messageId: request.requestId, correlationId: request.orderId, subject: result.outcome },
+    log,
+  );
   return { kind: "replied", reply, calls: result.calls, injected: result.injected };
 }
 

@@ -229,6 +229,29 @@ export const API = {
       },
     },
   },
+  getOrderTrace: {
+    functionName: "httpApi-getOrderTrace",
+    method: "GET",
+    route: "orders/{orderId}/trace",
+    tag: "operators",
+    summary: "The order's trace: its spans as a tree, as this process kept them (LOCAL_TRACING=memory)",
+    description:
+      "For the devhost: the spans of the trace the order's state record names, from this process's bounded " +
+      "buffer. In Azure, where LOCAL_TRACING is off, the trace is in Application Insights and this answers 404.",
+    access: { kind: "signedIn", role: ROLES.reader },
+    responses: {
+      200: {
+        description: "The trace's spans, root first, each followed by its children",
+        body: "OrderTrace",
+      },
+      400: badOrderId,
+      404: {
+        description:
+          "No such order, an order without a trace, spans no longer kept, or no span buffer in this process",
+        body: "Problem",
+      },
+    },
+  },
   retryOrder: operatorAction(
     "retry",
     "Send an Error or CompensationFailed order back to work",

@@ -16,6 +16,7 @@ import {
 import { problemSchema } from "./responses";
 import { healthSchema, statsSchema } from "./stats";
 import { timingsSchema } from "./timings";
+import { orderTraceSchema } from "./trace";
 
 /**
  * The schemas the OpenAPI document names (its components/schemas), by name. They are the zod schemas the handlers
@@ -61,6 +62,7 @@ export const RESPONSE_SCHEMAS = {
   OperatorActionAccepted: operatorActionAcceptedSchema,
   BulkAnswer: bulkAnswerSchema,
   OrchestrationStatus: orchestrationStatusSchema,
+  OrderTrace: orderTraceSchema,
   Stats: statsSchema,
   Timings: timingsSchema,
   Health: healthSchema,

@@ -88,6 +88,8 @@ export const operatorRefusalSchema = problemSchema.extend({
 export async function submitOrderRequest(
   deps: Dependencies,
   request: HttpRequest,
+  /** The invocation's context: the order's message continues the span it runs in (functions/traced.ts). */
+  from?: object,
 ): Promise<HttpResponseInit> {
   const read = await readJsonBody(request, deps.config.maxRequestBytes);
   if (!read.ok) return read.response;
@@ -110,11 +112,11 @@ export async function submitOrderRequest(
     return problem(409, `order ${order.orderId} was already submitted with different data`);
   }
   // Should this fail, the client sees a 5xx and sends the same request again, which finds its own document.
-  await deps.messaging.send(QUEUES.orders, {
-    body: order,
-    messageId: submissionMessageId(order),
-    correlationId: order.orderId,
-  });
+  await deps.messaging.send(
+    QUEUES.orders,
+    { body: order, messageId: submissionMessageId(order), correlationId: order.orderId },
+    from,
+  );
   const statusUrl = new URL(
     `/api/orders/${encodeURIComponent(order.orderId)}/status`,
     request.url,

@@ -8,6 +8,7 @@ import { Notifications } from "../services/notifications";
 import { OrderStore } from "../services/orderStore";
 import { BacklogGauge } from "../services/backlog";
 import { ServiceBreaker } from "../services/breaker";
+import { holdsSupervisorLease, observeOrdersPerState, recordStateWrite } from "../services/metrics";
 import { ChaosInjector } from "../services/chaos";
 import { RemoteServiceClient } from "../services/remoteService";
 import { Messaging, createServiceBusClient } from "../services/serviceBus";
@@ -63,14 +64,18 @@ export function createDependencies(
   const breakers = new Map<AgentName, ServiceBreaker>();
   // The store gives an attempt's place back after each write that ends its lock; a give-back that fails is
   // logged and left to the shard's check (src/services/admission.ts): the state write itself has landed.
-  const states: StateStore = new StateStore(containers.state, async (before) => {
-    if (before.admissionShard === null) return;
-    await admission
-      .giveBack(before.admissionShard, { ended: [before.lockedBy!] })
-      .catch((error: unknown) =>
-        console.warn(`admission: could not give back the place of ${before.lockedBy} (${String(error)})`),
-      );
-  });
+  const states: StateStore = new StateStore(
+    containers.state,
+    async (before) => {
+      if (before.admissionShard === null) return;
+      await admission
+        .giveBack(before.admissionShard, { ended: [before.lockedBy!] })
+        .catch((error: unknown) =>
+          console.warn(`admission: could not give back the place of ${before.lockedBy} (${String(error)})`),
+        );
+    },
+    recordStateWrite,
+  );
   const admission = new AdmissionSlots(containers.leases, {
     maxInFlight: config.maxInFlight,
     claimTimeoutSeconds: config.claimTimeoutSeconds,
@@ -119,6 +124,7 @@ export function createDependencies(
       let client = remotes.get(agent);
       if (!client) {
         client = new RemoteServiceClient(config.serviceUrls[agent], {
+          service: agent,
           maxAttempts: config.agentMaxAttempts,
           attemptTimeoutMs: config.agentAttemptTimeoutSeconds * 1000,
           breaker: breaker(agent),
@@ -143,6 +149,11 @@ let shared: Dependencies | undefined;
 
 /** The process-wide dependencies of the deployed app, with the workflow versions registered at start-up. */
 export function dependencies(): Dependencies {
-  shared ??= createDependencies(getConfig(), appWorkflows());
+  if (!shared) {
+    const deps = createDependencies(getConfig(), appWorkflows());
+    // Counted by one instance only, the Supervisor's leader, at each export of the metrics.
+    observeOrdersPerState(() => (holdsSupervisorLease(Date.now()) ? deps.states.countByState() : undefined));
+    shared = deps;
+  }
   return shared;
 }

@@ -358,11 +358,47 @@ export const DASHBOARD_SCRIPT = String.raw`
     );
   }
 
+  // The order's trace as a waterfall: each span a row, indented under its parent, its bar placed on the trace's
+  // time line. Widths are set through the CSSOM, which the page's Content-Security-Policy allows (attributes not).
+  function traceSection(res) {
+    const head = h("h3", { id: "trace-title" }, "Trace");
+    if (res.status !== 200) {
+      return h("section", { class: "span3", "aria-labelledby": "trace-title", id: "trace" }, head, h("p", { class: "muted" }, res.status === 404 ? answer(res) : "HTTP " + res.status + ": " + answer(res)));
+    }
+    const spans = res.body.spans;
+    const total = Math.max(1, ...spans.map((s) => s.startOffsetMs + s.durationMs));
+    const ms = (n) => (n >= 100 ? Math.round(n) : Math.round(n * 10) / 10) + " ms";
+    const rows = spans.map((s) => {
+      const bar = h("span", { class: "bar kind-" + s.kind + (s.status === "error" ? " error" : "") });
+      bar.style.left = (100 * s.startOffsetMs) / total + "%";
+      bar.style.width = Math.max(0.3, (100 * s.durationMs) / total) + "%";
+      const name = h("td", { class: "span-name", title: Object.entries(s.attributes).map(([k, v]) => k + " = " + v).join("\n") }, s.name);
+      name.style.paddingLeft = 8 + 14 * s.depth + "px";
+      return h(
+        "tr",
+        { "data-span-id": s.spanId, "data-kind": s.kind, class: s.status === "error" ? "span-error" : null },
+        name,
+        h("td", { class: "nowrap service" }, s.service),
+        h("td", { class: "num nowrap" }, "+" + ms(s.startOffsetMs)),
+        h("td", { class: "num nowrap" }, ms(s.durationMs)),
+        h("td", { class: "nowrap status" }, s.status === "error" ? h("span", { class: "span-status error", title: s.statusMessage || "" }, "error") : s.status),
+        h("td", { class: "waterfall" }, h("span", { class: "track" }, bar)),
+      );
+    });
+    return h(
+      "section",
+      { class: "span3", "aria-labelledby": "trace-title", id: "trace" },
+      head,
+      h("p", { class: "hint" }, spans.length + " spans of trace ", h("span", { class: "mono" }, res.body.traceId), ", " + ms(total) + " end to end, as this process kept them (the last " + res.body.buffer.capacity.toLocaleString("en-US") + " spans). Hover a name for its attributes."),
+      h("div", { class: "scroll tall" }, h("table", { class: "trace" }, h("thead", {}, h("tr", {}, ["Span", "Service", "Start", "Duration", "Status", "Timeline"].map((c) => h("th", { scope: "col" }, c)))), h("tbody", {}, rows))),
+    );
+  }
+
   async function loadDetail() {
     const orderId = selected;
-    const [detail, orchestration] = await Promise.all([api("orders/" + enc(orderId)), api("orders/" + enc(orderId) + "/orchestration")]);
+    const [detail, orchestration, trace] = await Promise.all([api("orders/" + enc(orderId)), api("orders/" + enc(orderId) + "/orchestration"), api("orders/" + enc(orderId) + "/trace")]);
     if (orderId !== selected) return;
-    const key = JSON.stringify([detail, orchestration]);
+    const key = JSON.stringify([detail, orchestration, trace]);
     if (key === shownDetail) return;
     shownDetail = key;
     if (detail.status !== 200) {
@@ -383,6 +419,7 @@ export const DASHBOARD_SCRIPT = String.raw`
       orchestrationSection(orchestration),
       statusSection(state, statusMessages || []),
       state ? auditSection(state) : null,
+      traceSection(trace),
     );
   }
 

@@ -142,6 +142,18 @@ select, input[type="number"], input[type="text"], input[type="datetime-local"] {
 .detail-grid { display: grid; grid-template-columns: repeat(3, minmax(0, 1fr)); gap: 16px; }
 .detail-grid > section { min-width: 0; }
 .detail-grid .span2 { grid-column: span 2; }
+.detail-grid .span3 { grid-column: 1 / -1; }
+.scroll.tall { max-height: 70vh; }
+table.trace td.span-name { white-space: nowrap; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }
+table.trace td.service { color: var(--muted); }
+table.trace td.waterfall { width: 45%; min-width: 240px; }
+table.trace .track { position: relative; display: block; height: 12px; background: #f1f5f9; border-radius: 3px; }
+table.trace .bar { position: absolute; top: 1px; height: 10px; border-radius: 3px; background: var(--Processing); min-width: 2px; }
+table.trace .bar.kind-producer { background: #7c3aed; }
+table.trace .bar.kind-consumer { background: var(--Processed); }
+table.trace .bar.kind-client { background: var(--Compensating); }
+table.trace .bar.error { background: var(--Error); }
+table.trace tr.span-error td.span-name, .span-status.error { color: var(--Error); font-weight: 600; }
 .detail-grid table { font-size: 12.5px; }
 .detail-grid th, .detail-grid td { padding: 5px 8px; }
 dl.facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 4px 12px; margin: 0; }
@@ -161,7 +173,7 @@ ul.events .what { font-weight: 600; }
 @media (max-width: 1200px) {
   .cards { grid-template-columns: repeat(4, minmax(0, 1fr)); }
   .playground-grid, .detail-grid, .tuning-grid { grid-template-columns: minmax(0, 1fr); }
-  .detail-grid .span2 { grid-column: auto; }
+  .detail-grid .span2, .detail-grid .span3 { grid-column: auto; }
   .playground-grid > * + * { border-left: 0; padding-left: 0; border-top: 1px solid var(--line); padding-top: 16px; }
 }
 `;

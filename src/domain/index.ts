@@ -14,3 +14,4 @@ export * from "./breaker";
 export * from "./transitionTable";
 export * from "./transitions";
 export * from "./chaos";
+export * from "./traceContext";

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { traceparentSchema } from "./traceContext";
 import { isoTimestamp } from "./validation";
 import { agentNameSchema, workflowRefSchema } from "./workflow";
 
@@ -159,6 +160,11 @@ export const stateRecordSchema = z.looseObject({
   parkedSince: isoTimestamp.nullable().default(null),
   /** The last alert a transition decided; null until one is. */
   alert: decidedAlertSchema.nullable().default(null),
+  /**
+   * The order's trace (W3C traceparent of its submission): every attempt, the Supervisor's decisions and the
+   * agents' calls join it, so one order is one trace. Null for an order submitted while tracing was off.
+   */
+  traceparent: traceparentSchema.nullable().default(null),
   history: z.array(historyEntrySchema).max(HISTORY_LIMIT),
   createdAt: isoTimestamp,
   updatedAt: isoTimestamp,

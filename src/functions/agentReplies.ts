@@ -4,12 +4,13 @@ import { dependencies } from "../app/dependencies";
 import { attemptClient } from "../scheduler/durableClient";
 import { routeReply } from "../scheduler/replyRouter";
 import { isFirstDelivery, setAsideRejected } from "./rejectedMessage";
+import { tracedMessage } from "./traced";
 
 app.serviceBusQueue("agentReplies", {
   connection: "ServiceBusConnection",
   queueName: "agent-replies",
   extraInputs: [df.input.durableClient()],
-  handler: async (message: unknown, context: InvocationContext) => {
+  handler: tracedMessage("agent-replies", async (message: unknown, context: InvocationContext) => {
     const deps = dependencies();
     const client = attemptClient(df.getClient(context));
     const outcome = await routeReply(deps, context, client, message, { alert: isFirstDelivery(context) });
@@ -21,5 +22,5 @@ app.serviceBusQueue("agentReplies", {
       return;
     }
     if (outcome.kind !== "delivered") context.log(`agentReplies: ${outcome.kind}: ${outcome.reason}`);
-  },
+  }),
 });

@@ -3,13 +3,14 @@ import { agentRequestQueue, type AgentName } from "../domain";
 import { dependencies } from "../app/dependencies";
 import { handleAgentRequest, handlingSummary } from "../agents/agent";
 import { isFirstDelivery, setAsideRejected } from "./rejectedMessage";
+import { tracedMessage } from "./traced";
 
 /** One agent function per remote service, each on its own request queue. */
 function registerAgent(agent: AgentName): void {
   app.serviceBusQueue(`${agent}Agent`, {
     connection: "ServiceBusConnection",
     queueName: agentRequestQueue(agent),
-    handler: async (message: unknown, context: InvocationContext) => {
+    handler: tracedMessage(agentRequestQueue(agent), async (message: unknown, context: InvocationContext) => {
       const deps = dependencies();
       const outcome = await handleAgentRequest(deps, context, agent, message, {
         alert: isFirstDelivery(context),
@@ -22,7 +23,7 @@ function registerAgent(agent: AgentName): void {
         return;
       }
       context.log(handlingSummary(agent, outcome));
-    },
+    }),
   });
 }
 

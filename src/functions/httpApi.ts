@@ -15,8 +15,11 @@ import { orchestrationStatusRequest } from "../api/orchestration";
 import type { Principal, Role } from "../api/principal";
 import { healthRequest, statsRequest } from "../api/stats";
 import { timingsRequest } from "../api/timings";
+import { orderTraceRequest } from "../api/trace";
+import { currentTelemetry } from "../services/telemetry";
 import { attemptClient, startAttemptWith } from "../scheduler/durableClient";
 import { requestClaimRound } from "../scheduler/starter";
+import { namedInvocation, tracedRequest } from "./traced";
 
 /**
  * The front door and the operator API: one function per route, all named httpApi-*.
@@ -45,9 +48,12 @@ const forRole =
     return authorized.ok ? handler(request, context, authorized.principal) : authorized.response;
   };
 
+// The front door starts an order's trace, or continues the caller's.
 app.http(API.submitOrder.functionName, {
   ...httpTrigger(API.submitOrder),
-  handler: (request: HttpRequest) => submitOrderRequest(dependencies(), request),
+  handler: tracedRequest(API.submitOrder.route, (request: HttpRequest, context: InvocationContext) =>
+    submitOrderRequest(dependencies(), request, context),
+  ),
 });
 
 app.http(API.getOrderStatus.functionName, {
@@ -73,6 +79,14 @@ app.http(API.getOrchestration.functionName, {
   ),
 });
 
+/** The order's spans as this process kept them (LOCAL_TRACING=memory): the dashboard's trace view. */
+app.http(API.getOrderTrace.functionName, {
+  ...httpTrigger(API.getOrderTrace),
+  handler: forRole(API.getOrderTrace, (request) =>
+    orderTraceRequest(dependencies(), currentTelemetry().buffer, request),
+  ),
+});
+
 /** A claim round right after an operator's action, so that the orders it sent back start now, not at the next tick. */
 function claimRoundNow(context: InvocationContext): Promise<unknown> {
   return requestClaimRound(dependencies(), context, startAttemptWith(df.getClient(context)));
@@ -85,15 +99,17 @@ for (const [action, operation] of [
   app.http(operation.functionName, {
     ...httpTrigger(operation),
     extraInputs: [df.input.durableClient()],
-    handler: forRole(operation, async (request, context, principal) => {
-      const deps = dependencies();
-      const { response, record } = await operatorActionRequest(deps, context, request, action, principal);
-      if (record?.processState === "Pending" || record?.processState === "CompensationPending") {
-        // Start the retry or the undo now rather than at the next starter tick.
-        await claimRoundNow(context);
-      }
-      return response;
-    }),
+    handler: namedInvocation(
+      forRole(operation, async (request, context, principal) => {
+        const deps = dependencies();
+        const { response, record } = await operatorActionRequest(deps, context, request, action, principal);
+        if (record?.processState === "Pending" || record?.processState === "CompensationPending") {
+          // Start the retry or the undo now rather than at the next starter tick.
+          await claimRoundNow(context);
+        }
+        return response;
+      }),
+    ),
   });
 }
 
@@ -109,14 +125,16 @@ for (const [action, operation] of [
   app.http(operation.functionName, {
     ...httpTrigger(operation),
     extraInputs: [df.input.durableClient()],
-    handler: forRole(operation, async (request, context, principal) => {
-      const deps = dependencies();
-      const { response, acted } = await bulkActionRequest(deps, context, request, action, principal);
-      if (acted > 0) {
-        await claimRoundNow(context);
-      }
-      return response;
-    }),
+    handler: namedInvocation(
+      forRole(operation, async (request, context, principal) => {
+        const deps = dependencies();
+        const { response, acted } = await bulkActionRequest(deps, context, request, action, principal);
+        if (acted > 0) {
+          await claimRoundNow(context);
+        }
+        return response;
+      }),
+    ),
   });
 }
 

@@ -36,7 +36,7 @@ export async function setAsideRejected(
     reason: rejection.reason,
     description: rejection.description,
   };
-  await deps.messaging.sendRejected(rejected);
+  await deps.messaging.sendRejected(rejected, context);
   context.warn(
     `${sourceQueue}: message ${rejected.originalMessageId} set aside on rejected-messages: ` +
       `${rejection.reason}: ${rejection.description}`,

@@ -6,6 +6,7 @@ import { startAttemptWith } from "../scheduler/durableClient";
 import { requestClaimRound } from "../scheduler/starter";
 import { SCHEDULER_ORCHESTRATION, schedulerOrchestration } from "../scheduler/orchestration";
 import type { Logger } from "../services/logger";
+import { tracedActivity } from "./traced";
 
 type AnyActivity = (
   deps: SchedulerDependencies,
@@ -34,10 +35,10 @@ for (const [name, activity] of Object.entries<AnyActivity>(schedulerActivities))
   // The input is what the orchestration passed through the typed proxy, which checked it against this activity.
   df.app.activity(name, {
     extraInputs: [df.input.durableClient()],
-    handler: async (input: unknown, context) => {
+    handler: tracedActivity(name, async (input: unknown, context) => {
       const outcome = await activity(dependencies(), context, input as never);
       if (outcome && freesPlace(outcome)) await handOver(context);
       return outcome;
-    },
+    }),
   });
 }

@@ -3,12 +3,13 @@ import * as df from "durable-functions";
 import { dependencies } from "../app/dependencies";
 import { startAttemptWith } from "../scheduler/durableClient";
 import { requestClaimRound } from "../scheduler/starter";
+import { namedInvocation } from "./traced";
 
 app.timer("starter", {
   schedule: "%STARTER_SCHEDULE%",
   extraInputs: [df.input.durableClient()],
-  handler: async (_timer: Timer, context: InvocationContext) => {
+  handler: namedInvocation(async (_timer: Timer, context: InvocationContext) => {
     const client = df.getClient(context);
     await requestClaimRound(dependencies(), context, startAttemptWith(client));
-  },
+  }),
 });

@@ -5,6 +5,7 @@ import { startAttemptWith } from "../scheduler/durableClient";
 import { requestClaimRound } from "../scheduler/starter";
 import { submitOrder } from "../submission/submit";
 import { isFirstDelivery, setAsideRejected } from "./rejectedMessage";
+import { tracedMessage } from "./traced";
 
 export async function submitOrderHandler(message: unknown, context: InvocationContext): Promise<void> {
   const deps = dependencies();
@@ -28,5 +29,5 @@ app.serviceBusQueue("submitOrder", {
   connection: "ServiceBusConnection",
   queueName: "orders",
   extraInputs: [df.input.durableClient()],
-  handler: submitOrderHandler,
+  handler: tracedMessage("orders", submitOrderHandler),
 });

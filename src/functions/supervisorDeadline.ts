@@ -2,12 +2,13 @@ import { app, type InvocationContext } from "@azure/functions";
 import { dependencies } from "../app/dependencies";
 import { handleDeadline } from "../supervisor/deadline";
 import { isFirstDelivery, setAsideRejected } from "./rejectedMessage";
+import { tracedMessage } from "./traced";
 
 /** The Supervisor's recovery queue: each notice is one step that passed its deadline (src/supervisor/deadline.ts). */
 app.serviceBusQueue("supervisorDeadline", {
   connection: "ServiceBusConnection",
   queueName: "deadlines",
-  handler: async (message: unknown, context: InvocationContext) => {
+  handler: tracedMessage("deadlines", async (message: unknown, context: InvocationContext) => {
     const deps = dependencies();
     const outcome = await handleDeadline(deps, context, message, { alert: isFirstDelivery(context) });
     if (outcome.kind === "invalid") {
@@ -18,5 +19,5 @@ app.serviceBusQueue("supervisorDeadline", {
       return;
     }
     if (outcome.kind === "movedOn") context.log(`supervisorDeadline: nothing to decide: ${outcome.reason}`);
-  },
+  }),
 });

@@ -48,6 +48,8 @@ export interface AttemptInput {
   orderId: string;
   /** The orchestration instance id, which is the attempt's lockedBy. */
   lockedBy: string;
+  /** The attempt's trace context, which the activity's span continues (functions/traced.ts). */
+  traceparent?: string;
 }
 
 /** What the Scheduler's activities read and write: the store, the workflows, the bus, and what they tell people. */
@@ -180,12 +182,16 @@ export async function dispatchNext(
     completeBy,
     idempotencyKey: idempotencyKeyFor(orderId, definition.name, direction),
   };
-  await deps.messaging.send(agentRequestQueue(definition.agent), {
-    body: request,
-    messageId: requestId,
-    correlationId: orderId,
-    subject: `${definition.name}:${direction}`,
-  });
+  await deps.messaging.send(
+    agentRequestQueue(definition.agent),
+    {
+      body: request,
+      messageId: requestId,
+      correlationId: orderId,
+      subject: `${definition.name}:${direction}`,
+    },
+    log,
+  );
   // An attempt's first dispatch tells the submitter that work (or undo) has started, whichever step it resumes at.
   // A compensation that began inside a forward attempt was already announced by recordReply.
   if (outcome.kind === "written" && record.history.at(-1)?.event === "claimed") {
@@ -276,7 +282,7 @@ export async function recordReply(
     if (reply.outcome === "transient") {
       const outcome = await apply((r) => stepFailedTransient(r, { ...base, error }));
       if (outcome.kind !== "written") return { kind: "stop", reason: fenced(outcome).reason };
-      await reportEndedEarly(deps, input, reply.stepIndex, "do", outcome.record);
+      await reportEndedEarly(deps, log, input, reply.stepIndex, "do", outcome.record);
       return { kind: "stop", reason: `transient: ${error.code}` };
     }
     const outcome = await apply((r) => stepFailedPermanent(r, { ...base, error }));
@@ -329,7 +335,7 @@ export async function recordReply(
     );
     return { kind: "finished", processState: "CompensationFailed" };
   }
-  await reportEndedEarly(deps, input, reply.stepIndex, "undo", outcome.record);
+  await reportEndedEarly(deps, log, input, reply.stepIndex, "undo", outcome.record);
   return { kind: "stop", reason: `transient undo failure: ${error.code}` };
 }
 
@@ -339,13 +345,20 @@ export async function recordReply(
  */
 async function reportEndedEarly(
   deps: Pick<Dependencies, "messaging">,
+  log: Logger,
   { orderId, lockedBy }: AttemptInput,
   stepIndex: number,
   direction: StepKind,
   written: StateRecord,
 ): Promise<void> {
   if (written.completeBy === null) return;
-  await sendDeadlineNotice(deps, { orderId, lockedBy, stepIndex, direction, completeBy: written.completeBy });
+  await sendDeadlineNotice(deps, log, {
+    orderId,
+    lockedBy,
+    stepIndex,
+    direction,
+    completeBy: written.completeBy,
+  });
 }
 
 /**
@@ -398,23 +411,28 @@ export interface DeadlineInput extends AttemptInput {
  */
 export async function reportDeadline(
   deps: Pick<Dependencies, "messaging">,
-  _log: Logger,
+  log: Logger,
   input: DeadlineInput,
 ): Promise<void> {
-  await sendDeadlineNotice(deps, input);
+  await sendDeadlineNotice(deps, log, input);
 }
 
 async function sendDeadlineNotice(
   deps: Pick<Dependencies, "messaging">,
+  log: Logger,
   { orderId, lockedBy, stepIndex, direction, completeBy }: DeadlineInput,
 ): Promise<void> {
   const notice: DeadlineMessage = { orderId, instanceId: lockedBy, stepIndex, kind: direction, completeBy };
-  await deps.messaging.send(QUEUES.deadlines, {
-    body: notice,
-    messageId: deadlineMessageId(lockedBy, stepIndex, direction),
-    correlationId: orderId,
-    subject: "deadline",
-  });
+  await deps.messaging.send(
+    QUEUES.deadlines,
+    {
+      body: notice,
+      messageId: deadlineMessageId(lockedBy, stepIndex, direction),
+      correlationId: orderId,
+      subject: "deadline",
+    },
+    log,
+  );
 }
 
 /**

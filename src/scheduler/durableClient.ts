@@ -1,6 +1,6 @@
 import type { DurableClient } from "durable-functions";
 import { parseInstanceId, quoteValue, replyEventName, type AgentReply } from "../domain";
-import { SCHEDULER_ORCHESTRATION } from "./orchestration";
+import { SCHEDULER_ORCHESTRATION, type SchedulerInput } from "./orchestration";
 import type { StartAttempt } from "./starter";
 
 /**
@@ -19,18 +19,16 @@ function attemptId(instanceId: string): string {
 
 /** The app's calls on the durable client, each for one validated attempt id. */
 export interface AttemptClient {
-  start(instanceId: string, orderId: string): Promise<void>;
+  start(instanceId: string, orderId: string, traceparent?: string | null): Promise<void>;
   deliverReply(reply: AgentReply): Promise<void>;
   getStatus: DurableClient["getStatus"];
 }
 
 export function attemptClient(client: DurableClient): AttemptClient {
   return {
-    async start(instanceId, orderId) {
-      await client.startNew(SCHEDULER_ORCHESTRATION, {
-        instanceId: attemptId(instanceId),
-        input: { orderId },
-      });
+    async start(instanceId, orderId, traceparent) {
+      const input: SchedulerInput = { orderId, ...(traceparent ? { traceparent } : {}) };
+      await client.startNew(SCHEDULER_ORCHESTRATION, { instanceId: attemptId(instanceId), input });
     },
     async deliverReply(reply) {
       await client.raiseEvent(
@@ -46,5 +44,5 @@ export function attemptClient(client: DurableClient): AttemptClient {
 /** Starts the Scheduler orchestration of a claimed attempt, with the claim's lockedBy as its instance id. */
 export function startAttemptWith(client: DurableClient): StartAttempt {
   const attempts = attemptClient(client);
-  return (instanceId, orderId) => attempts.start(instanceId, orderId);
+  return (instanceId, orderId, traceparent) => attempts.start(instanceId, orderId, traceparent);
 }

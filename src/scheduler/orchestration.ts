@@ -12,6 +12,8 @@ export const SCHEDULER_ORCHESTRATION = "scheduler";
 
 export interface SchedulerInput {
   orderId: string;
+  /** The attempt's trace context (the starter's span), handed to every activity as data; absent: none. */
+  traceparent?: string;
 }
 
 export interface SchedulerResult {
@@ -29,8 +31,13 @@ export interface SchedulerResult {
  */
 export const schedulerOrchestration: OrchestrationHandler = function* (context: OrchestrationContext) {
   const activities = activityProxy<SchedulerActivities>(context);
-  const { orderId } = context.df.getInput<SchedulerInput>();
-  const attempt: AttemptInput = { orderId, lockedBy: context.df.instanceId };
+  const { orderId, traceparent } = context.df.getInput<SchedulerInput>();
+  // Tracing is data here: the activities make the spans, under this context (an orchestrator replays).
+  const attempt: AttemptInput = {
+    orderId,
+    lockedBy: context.df.instanceId,
+    ...(traceparent ? { traceparent } : {}),
+  };
   // Each turn waits for one step's answer (forward or undo); registration refuses a workflow that could need more.
   // Recording an answer dispatches the next move in the same activity; an answer recorded by an earlier build
   // says "continue", and the next move is then dispatched by its own activity, as that build did.

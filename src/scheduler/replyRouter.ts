@@ -1,6 +1,7 @@
 import type { Dependencies } from "../app/dependencies";
 import { agentReplySchema, checkReply, ORDER_ID_PATTERN, validateBody } from "../domain";
 import type { Logger } from "../services/logger";
+import { annotate } from "../services/tracing";
 import type { AttemptClient } from "./durableClient";
 
 export type RouteOutcome =
@@ -49,6 +50,12 @@ export async function routeReply(
     );
   }
   const reply = parsed.value;
+  annotate(log, {
+    "sas.order_id": reply.orderId,
+    "sas.instance_id": reply.instanceId,
+    "sas.step": `${reply.stepIndex}:${reply.kind}`,
+    "sas.outcome": reply.outcome,
+  });
   // The version this instance wrote when it dispatched the request usually shows it; only a "no" is worth a read.
   const known = await deps.states.getRecent(reply.orderId);
   let verdict = checkReply(known, reply);

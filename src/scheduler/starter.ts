@@ -14,10 +14,14 @@ import {
   type StateRecord,
 } from "../domain";
 import type { Logger } from "../services/logger";
+import { contextOf, inSpan, SpanKind, traceparentOf } from "../services/tracing";
 import { RoundCoalescer } from "./roundCoalescer";
 
-/** Starts the orchestration of a claimed attempt (the durable client's startNew, in the app). */
-export type StartAttempt = (instanceId: string, orderId: string) => Promise<void>;
+/**
+ * Starts the orchestration of a claimed attempt (the durable client's startNew, in the app), with the trace
+ * context its activities continue (null: none).
+ */
+export type StartAttempt = (instanceId: string, orderId: string, traceparent: string | null) => Promise<void>;
 
 export interface StarterReport {
   /** Free places the round found (at most ADMISSION.claimsPerRound). */
@@ -96,7 +100,17 @@ export async function claimAndStart(
     report.claimed++;
     const instanceId = outcome.record.lockedBy!;
     try {
-      await start(instanceId, record.orderId);
+      // In the order's trace: the attempt's activities are children of this span.
+      await inSpan(
+        "start attempt",
+        {
+          kind: SpanKind.PRODUCER,
+          parent: contextOf(record.traceparent),
+          from: log,
+          attributes: { "sas.order_id": record.orderId, "sas.instance_id": instanceId },
+        },
+        (span) => start(instanceId, record.orderId, traceparentOf(span)),
+      );
       report.started++;
     } catch (error) {
       log.warn(

@@ -1,15 +1,11 @@
 import { CosmosClient, type Container } from "@azure/cosmos";
-import { DefaultAzureCredential, ManagedIdentityCredential, type TokenCredential } from "@azure/identity";
 import type { AppConfig, CosmosConnectionConfig } from "../config";
+import { credentialFor } from "./credential";
+
+export { credentialFor };
 
 /** The containers (docs/contract.md#data); all partitioned on /orderId. */
 export const CONTAINERS = { orders: "orders", state: "state", leases: "leases" } as const;
-
-export function credentialFor(clientId: string | undefined): TokenCredential {
-  // A user-assigned identity is named by its client id; without one, DefaultAzureCredential also covers a
-  // developer's `az login` when running locally against Azure resources.
-  return clientId ? new ManagedIdentityCredential({ clientId }) : new DefaultAzureCredential();
-}
 
 /**
  * One client per process (the SDK pools connections and caches routing). Against a plain-http endpoint (the

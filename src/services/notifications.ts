@@ -1,5 +1,6 @@
 import { capText, MAX_REASON_LENGTH, type Alert, type StateRecord, type StatusMessage } from "../domain";
 import type { Logger } from "./logger";
+import { recordAlert } from "./metrics";
 import type { Messaging } from "./serviceBus";
 
 type Status = StatusMessage["status"];
@@ -27,13 +28,17 @@ export class Notifications {
   ): Promise<void> {
     if (!record.replyTo) return;
     try {
-      await this.messaging.sendStatus(record.replyTo, {
-        orderId: record.orderId,
-        status,
-        processState: record.processState,
-        at: this.now().toISOString(),
-        detail,
-      });
+      await this.messaging.sendStatus(
+        record.replyTo,
+        {
+          orderId: record.orderId,
+          status,
+          processState: record.processState,
+          at: this.now().toISOString(),
+          detail,
+        },
+        log,
+      );
     } catch (error) {
       log.warn(`status ${status} for ${record.orderId} to ${record.replyTo} not sent: ${String(error)}`);
     }
@@ -58,6 +63,8 @@ export class Notifications {
     await this.messaging.sendAlert(
       { ...alert, at: decided?.at ?? this.now().toISOString() },
       decided?.messageId,
+      log,
     );
+    recordAlert(alert.kind);
   }
 }

@@ -11,6 +11,7 @@ import { AGENT_BACKOFF } from "../domain";
 import type { CallAdmission } from "./breaker";
 import { InjectedFaultError, type ChaosInjector } from "./chaos";
 import type { Logger } from "./logger";
+import { failed, inSpan, SpanKind, traceHeaders } from "./tracing";
 
 /**
  * `calls`: the attempts that started, each admitted by the circuit breaker (an attempt chaos failed counts: the
@@ -45,6 +46,8 @@ export interface RemoteCallOptions {
 }
 
 export interface RemoteServiceOptions {
+  /** The remote service's name, for its calls' spans (peer.service). */
+  service?: string;
   /** Calls per request: the first one and its retries (AGENT_MAX_ATTEMPTS). */
   maxAttempts: number;
   attemptTimeoutMs: number;
@@ -141,43 +144,70 @@ export class RemoteServiceClient {
         const admission = await this.options.breaker.admit(call.orderId, call.log);
         if (!admission.allowed) throw new ServiceUnavailableError(admission.until);
         calls++;
+        const attempt = calls;
         const attemptSignal = AbortSignal.any([signal, AbortSignal.timeout(remaining)]);
-        try {
-          const chaos = this.options.chaos;
-          const draw = chaos?.next();
-          if (chaos && draw) {
-            injected++;
-            await chaos.inject(draw, {
-              operation,
-              idempotencyKey: call.idempotencyKey,
-              attempt: calls,
-              signal: attemptSignal,
-              log: call.log,
-            });
-          }
-          const res = await fetch(url, {
-            method: "POST",
-            headers: { "content-type": "application/json", "idempotency-key": call.idempotencyKey },
-            body: JSON.stringify(body),
-            signal: attemptSignal,
-          });
-          const text = await res.text();
-          let parsed: unknown = text;
-          try {
-            parsed = text ? JSON.parse(text) : null;
-          } catch {
-            // A non-JSON body is kept as text for the error message.
-          }
-          if (isTransientStatus(res.status)) throw new TransientHttpError(res.status, parsed);
-          await this.options.breaker.onSuccess(call.log);
-          return { status: res.status, body: parsed };
-        } catch (error) {
-          // Timeouts, network errors and injected faults count like 5xx: the breaker cannot tell them from an
-          // outage (and chaos is there to make it believe one).
-          lastFailure = error;
-          await this.options.breaker.onFailure(call.orderId, call.log);
-          throw error;
-        }
+        // One client span per call made, its context sent on as the traceparent header.
+        return inSpan(
+          `POST ${operation}`,
+          {
+            kind: SpanKind.CLIENT,
+            from: call.log,
+            attributes: {
+              "http.request.method": "POST",
+              "url.full": url,
+              ...(this.options.service ? { "peer.service": this.options.service } : {}),
+              "sas.order_id": call.orderId,
+              "sas.attempt": attempt,
+            },
+          },
+          async (span) => {
+            try {
+              const chaos = this.options.chaos;
+              const draw = chaos?.next();
+              if (chaos && draw) {
+                injected++;
+                span.setAttribute("sas.chaos", draw.fault ? "fault" : "latency");
+                await chaos.inject(draw, {
+                  operation,
+                  idempotencyKey: call.idempotencyKey,
+                  attempt,
+                  signal: attemptSignal,
+                  log: call.log,
+                });
+              }
+              const res = await fetch(url, {
+                method: "POST",
+                headers: {
+                  "content-type": "application/json",
+                  "idempotency-key": call.idempotencyKey,
+                  ...traceHeaders(span),
+                },
+                body: JSON.stringify(body),
+                signal: attemptSignal,
+              });
+              const text = await res.text();
+              span.setAttribute("http.response.status_code", res.status);
+              let parsed: unknown = text;
+              try {
+                parsed = text ? JSON.parse(text) : null;
+              } catch {
+                // A non-JSON body is kept as text for the error message.
+              }
+              if (isTransientStatus(res.status)) throw new TransientHttpError(res.status, parsed);
+              // A 4xx is the service's answer (a refusal), not a failed call: the breaker counts it as a success, and
+              // the span still shows it as an error.
+              if (res.status >= 400) failed(span, new Error(`HTTP ${res.status}`));
+              await this.options.breaker.onSuccess(call.log);
+              return { status: res.status, body: parsed };
+            } catch (error) {
+              // Timeouts, network errors and injected faults count like 5xx: the breaker cannot tell them from an
+              // outage (and chaos is there to make it believe one).
+              lastFailure = error;
+              await this.options.breaker.onFailure(call.orderId, call.log);
+              throw error;
+            }
+          },
+        );
       });
       if (response.status >= 200 && response.status < 300) {
         return { outcome: "ok", status: response.status, body: response.body, calls, injected };

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { ServiceBusClient, type ServiceBusSender } from "@azure/service-bus";
+import type { Span } from "@opentelemetry/api";
 import type { ServiceBusConnectionConfig } from "../config";
 import {
   AGENT_NAMES,
@@ -9,7 +10,8 @@ import {
   type Alert,
   type StatusMessage,
 } from "../domain";
-import { credentialFor } from "./cosmos";
+import { credentialFor } from "./credential";
+import { inSpan, spanOf, SpanKind, traceProperties } from "./tracing";
 
 export function createServiceBusClient(connection: ServiceBusConnectionConfig): ServiceBusClient {
   return connection.kind === "connectionString"
@@ -59,6 +61,16 @@ export const QUEUES = {
   deadlines: "deadlines",
 } as const;
 
+const ORDER_PATH_QUEUES: ReadonlySet<string> = new Set([
+  QUEUES.orders,
+  QUEUES.agentReplies,
+  QUEUES.deadlines,
+  ...AGENT_NAMES.map(agentRequestQueue),
+]);
+
+/** A queue an order's own work travels through (not a notification that leaves the app). */
+const onOrderPath = (queue: string): boolean => ORDER_PATH_QUEUES.has(queue);
+
 /**
  * Sends to Service Bus queues with one cached sender per queue (opening an AMQP link per message would cost a
  * round trip each time). Used by activities, agents and HTTP functions; triggers receive through the host.
@@ -92,24 +104,55 @@ export class Messaging {
     return sender;
   }
 
-  async send(queue: string, message: OutgoingMessage): Promise<void> {
+  /**
+   * Sends one message, with the trace context of the span its sender runs in (`from`) in its application
+   * properties, so that its receiver continues the trace. A hop of an order's own path (the orders queue, the agents' requests and replies, the
+   * deadline notices) gets a producer span of its own: the trace then shows the send, and the time the message
+   * waited on its queue before its receiver's span began.
+   */
+  async send(
+    queue: string,
+    message: OutgoingMessage,
+    /** The sender's logger: the span it runs in is the message's parent (services/tracing.ts). */
+    from?: object,
+  ): Promise<void> {
+    if (!onOrderPath(queue)) return this.sendTraced(queue, message, spanOf(from));
+    await inSpan(
+      `send ${queue}`,
+      {
+        kind: SpanKind.PRODUCER,
+        from,
+        attributes: {
+          "messaging.system": "servicebus",
+          "messaging.operation.type": "send",
+          "messaging.destination.name": queue,
+          ...(message.messageId ? { "messaging.message.id": message.messageId } : {}),
+          ...(message.correlationId ? { "sas.order_id": message.correlationId } : {}),
+        },
+      },
+      (span) => this.sendTraced(queue, message, span),
+    );
+  }
+
+  private async sendTraced(queue: string, message: OutgoingMessage, span: Span | undefined): Promise<void> {
+    const applicationProperties = { ...message.applicationProperties, ...traceProperties(span) };
     await this.sender(queue).sendMessages({
       body: message.body,
       contentType: message.contentType ?? "application/json",
       ...(message.messageId ? { messageId: message.messageId } : {}),
       ...(message.correlationId ? { correlationId: message.correlationId } : {}),
       ...(message.subject ? { subject: message.subject } : {}),
-      ...(message.applicationProperties ? { applicationProperties: message.applicationProperties } : {}),
+      ...(Object.keys(applicationProperties).length > 0 ? { applicationProperties } : {}),
     });
   }
 
   /** An operator alert (docs/contract.md#messages), validated so that a malformed alert fails here rather than downstream. */
-  async sendAlert(alert: Alert, messageId?: string): Promise<void> {
-    await this.send(QUEUES.alerts, {
-      body: alertSchema.parse(alert),
-      subject: alert.kind,
-      ...(messageId ? { messageId } : {}),
-    });
+  async sendAlert(alert: Alert, messageId?: string, from?: object): Promise<void> {
+    await this.send(
+      QUEUES.alerts,
+      { body: alertSchema.parse(alert), subject: alert.kind, ...(messageId ? { messageId } : {}) },
+      from,
+    );
   }
 
   /**
@@ -118,38 +161,42 @@ export class Messaging {
    * source queue and the original's sequence number, so that the queue's duplicate detection drops a second
    * forward of the same message while two different messages sent under one MessageId are both kept.
    */
-  async sendRejected(rejected: RejectedMessage): Promise<void> {
+  async sendRejected(rejected: RejectedMessage, from?: object): Promise<void> {
     const key = `${rejected.sourceQueue}:${rejected.originalSequenceNumber ?? `id:${rejected.originalMessageId}`}`;
     const isJson =
       typeof rejected.body === "object" && rejected.body !== null && !Buffer.isBuffer(rejected.body);
-    await this.send(QUEUES.rejected, {
-      body: rejected.body,
-      messageId:
-        key.length <= MAX_MESSAGE_ID ? key : `sha256:${createHash("sha256").update(key).digest("hex")}`,
-      subject: rejected.reason,
-      contentType: rejected.originalContentType ?? (isJson ? "application/json" : "text/plain"),
-      applicationProperties: {
-        rejectedFrom: rejected.sourceQueue,
-        rejectionReason: rejected.reason,
-        rejectionDescription: rejected.description.slice(0, MAX_DESCRIPTION),
-        originalMessageId: rejected.originalMessageId,
-        ...(rejected.originalSequenceNumber
-          ? { originalSequenceNumber: rejected.originalSequenceNumber }
-          : {}),
-        originalDeliveryCount: rejected.deliveryCount,
-        ...(rejected.originalEnqueuedTimeUtc
-          ? { originalEnqueuedTimeUtc: rejected.originalEnqueuedTimeUtc }
-          : {}),
+    await this.send(
+      QUEUES.rejected,
+      {
+        body: rejected.body,
+        messageId:
+          key.length <= MAX_MESSAGE_ID ? key : `sha256:${createHash("sha256").update(key).digest("hex")}`,
+        subject: rejected.reason,
+        contentType: rejected.originalContentType ?? (isJson ? "application/json" : "text/plain"),
+        applicationProperties: {
+          rejectedFrom: rejected.sourceQueue,
+          rejectionReason: rejected.reason,
+          rejectionDescription: rejected.description.slice(0, MAX_DESCRIPTION),
+          originalMessageId: rejected.originalMessageId,
+          ...(rejected.originalSequenceNumber
+            ? { originalSequenceNumber: rejected.originalSequenceNumber }
+            : {}),
+          originalDeliveryCount: rejected.deliveryCount,
+          ...(rejected.originalEnqueuedTimeUtc
+            ? { originalEnqueuedTimeUtc: rejected.originalEnqueuedTimeUtc }
+            : {}),
+        },
       },
-    });
+      from,
+    );
   }
 
-  async sendStatus(queue: string, status: StatusMessage): Promise<void> {
-    await this.send(queue, {
-      body: statusMessageSchema.parse(status),
-      correlationId: status.orderId,
-      subject: status.status,
-    });
+  async sendStatus(queue: string, status: StatusMessage, from?: object): Promise<void> {
+    await this.send(
+      queue,
+      { body: statusMessageSchema.parse(status), correlationId: status.orderId, subject: status.status },
+      from,
+    );
   }
 
   async close(): Promise<void> {

@@ -143,9 +143,12 @@ export class StateStore {
      * a lock goes through `apply` or `applyIfUnchanged`, so none can forget it.
      */
     private readonly onLockReleased?: (before: StateRecord) => Promise<void>,
+    /** Told of each write of this instance that landed, with the record before (null: created) and after. */
+    private readonly onWritten?: (before: StateRecord | null, after: StateRecord) => void,
   ) {}
 
   private async written(before: StateRecord, after: StateRecord): Promise<StoreOutcome> {
+    this.onWritten?.(before, after);
     if (this.onLockReleased && before.lockedBy !== null && after.lockedBy !== before.lockedBy)
       await this.onLockReleased(before);
     return { kind: "written", record: after };
@@ -219,6 +222,7 @@ export class StateStore {
       const { resource } = await this.container.items.create(record);
       const created = this.echoed(record, resource);
       this.remember(created);
+      this.onWritten?.(null, created);
       return { created: true, record: created };
     } catch (error) {
       if (cosmosStatus(error) !== 409) throw error;

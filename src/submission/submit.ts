@@ -12,6 +12,7 @@ import {
 } from "../domain";
 import type { Logger } from "../services/logger";
 import type { Notifications } from "../services/notifications";
+import { annotate, spanOf, traceparentOf } from "../services/tracing";
 
 export type SubmissionOutcome =
   | { kind: "accepted"; created: boolean; record: StateRecord }
@@ -74,9 +75,11 @@ export async function submitOrder(
     });
     return { kind: "conflict", reason };
   }
+  // The order's trace is the one this submission runs in: every attempt of it joins it from the record.
   const { created, record } = await deps.states.create(
-    submit(order, { now, workflow: deps.workflows.latest("order") }),
+    submit(order, { now, workflow: deps.workflows.latest("order"), traceparent: traceparentOf(spanOf(log)) }),
   );
+  annotate(log, { "sas.order_id": order.orderId, "sas.submission": created ? "created" : "known" });
   if (!created) {
     const same = acceptResubmission(record, order);
     if (!same.ok) {

@@ -1,6 +1,7 @@
 import type { Dependencies } from "../app/dependencies";
 import { deadlineMessageSchema, ORDER_ID_PATTERN, validateBody, type ProcessState } from "../domain";
 import type { Logger } from "../services/logger";
+import { annotate } from "../services/tracing";
 import { expireAttempt } from "./sweep";
 
 export type DeadlineOutcome =
@@ -51,7 +52,8 @@ export async function handleDeadline(
       kind: "movedOn",
       reason: `completeBy is ${record.completeBy ?? "none"} (the attempt went on past ${notice.completeBy})`,
     };
-  const state = await expireAttempt(deps, log, record, notice.instanceId, now);
+  const state = await expireAttempt(deps, log, record, notice.instanceId, now, "deadline");
+  annotate(log, { "sas.decision": state ?? "none" });
   if (state === undefined) return { kind: "movedOn", reason: "the record changed while deciding" };
   log.log(
     `supervisor: ${notice.instanceId} step ${notice.stepIndex} ${notice.kind} passed ${notice.completeBy}: ${state}`,

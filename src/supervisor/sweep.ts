@@ -10,6 +10,8 @@ import {
 } from "../domain";
 import { sendDecidedAlert } from "../services/decidedAlerts";
 import type { Logger } from "../services/logger";
+import { noteSupervisorLease, recordRecovery } from "../services/metrics";
+import { contextOf, inSpan, spanLogger, SpanKind } from "../services/tracing";
 
 export interface SweepReport {
   leader: boolean;
@@ -55,6 +57,8 @@ export async function expireAttempt(
   record: StateRecord,
   lockedBy: string,
   now: Date,
+  /** What found the attempt: its deadline notice, or the sweep. */
+  trigger: "deadline" | "sweep",
 ): Promise<ProcessState | undefined> {
   const outcome = await deps.states.applyIfUnchanged(record, (r) =>
     expire(r, {
@@ -66,6 +70,7 @@ export async function expireAttempt(
   );
   if (outcome.kind !== "written") return undefined;
   const state = outcome.record.processState;
+  recordRecovery(state, trigger);
   if (state === "Error" || state === "CompensationFailed") {
     await sendDecidedAlert(deps, log, outcome.record, "supervisor");
     await deps.notifications.status(
@@ -101,6 +106,7 @@ export async function sweep(
     alertsResent: 0,
   };
   const lease = await deps.leases.tryAcquire(SUPERVISOR_LEASE, holder, config.supervisorLeaseSeconds, now);
+  noteSupervisorLease(lease.acquired ? lease.expiresAt : null);
   if (!lease.acquired) {
     log.log(`supervisor: not the leader (lease held by ${lease.holder} until ${lease.expiresAt})`);
     return { ...report, leaderHolder: lease.holder };
@@ -118,7 +124,28 @@ export async function sweep(
     report.pages++;
     for (const record of page.items) {
       report.scanned++;
-      const state = await expireAttempt(deps, log, record, record.lockedBy ?? "", now);
+      // In the order's own trace: the sweep's decision on it sits beside the attempt it ends.
+      const state = await inSpan(
+        "supervisor expire",
+        {
+          kind: SpanKind.INTERNAL,
+          parent: contextOf(record.traceparent),
+          from: log,
+          attributes: { "sas.order_id": record.orderId, "sas.trigger": "sweep" },
+        },
+        async (span) => {
+          const decided = await expireAttempt(
+            deps,
+            spanLogger(log, span),
+            record,
+            record.lockedBy ?? "",
+            now,
+            "sweep",
+          );
+          span.setAttribute("sas.decision", decided ?? "none");
+          return decided;
+        },
+      );
       if (state === undefined) {
         report.skipped++;
         continue;

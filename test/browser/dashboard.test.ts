@@ -154,6 +154,20 @@ describe.skipIf(!chromiumPath)(
         expect(await page.locator("#retry").isDisabled()).toBe(true);
         expect(await page.locator("#cancel").isDisabled()).toBe(true);
 
+        // Its trace, as a waterfall: the front door first, the remote calls as client spans with their bars.
+        const spans = page.locator("#trace table.trace tbody tr");
+        await expect.poll(() => spans.count(), { timeout: 10_000 }).toBeGreaterThanOrEqual(23);
+        expect(await spans.first().locator("td.span-name").textContent()).toBe("POST /api/orders");
+        expect(await page.locator('#trace tr[data-kind="client"] td.service').allTextContents()).toEqual([
+          "inventory",
+          "payment",
+          "shipping",
+        ]);
+        const widths = await page
+          .locator("#trace .bar")
+          .evaluateAll((bars) => bars.map((b) => (b as unknown as { style: { width: string } }).style.width));
+        expect(widths.every((w) => /^\d+(\.\d+)?%$/.test(w))).toBe(true);
+
         // What the page shows comes from the API, whose derived status messages are the ones the queue got.
         const detail = (await (await e2e.api(`/api/orders/${orderId}`)).json()) as {
           statusMessages: Array<{ status: string; processState: string }>;

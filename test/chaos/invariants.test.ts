@@ -63,6 +63,7 @@ function entry(
     firstAt: iso(2),
     lastAt: iso(2),
     effect: {},
+    traceparent: null,
   };
 }
 

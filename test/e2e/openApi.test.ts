@@ -199,7 +199,7 @@ describe("the routes for people", () => {
     }
   });
 
-  it("reads: the listing, an order, its orchestration, stats, timings, health and the dashboard", async ({
+  it("reads: the listing, an order, its orchestration and trace, stats, timings, health and the dashboard", async ({
     e2e,
     api,
     orders,
@@ -224,6 +224,14 @@ describe("the routes for people", () => {
     await call(e2e, api, "getOrder", 400, { as: reader, params: { orderId: "-not-an-id" } });
     await call(e2e, api, "getOrchestration", 404, { as: reader, params: { orderId: "NO-SUCH-ORDER" } });
     await call(e2e, api, "getOrchestration", 400, { as: reader, params: { orderId: "-not-an-id" } });
+    // The shipped settings keep spans in memory on the devhost (LOCAL_TRACING=memory).
+    const trace = await call(e2e, api, "getOrderTrace", 200, {
+      as: reader,
+      params: { orderId: orders.processed },
+    });
+    expect(trace).toMatchObject({ orderId: orders.processed });
+    await call(e2e, api, "getOrderTrace", 404, { as: reader, params: { orderId: "NO-SUCH-ORDER" } });
+    await call(e2e, api, "getOrderTrace", 400, { as: reader, params: { orderId: "-not-an-id" } });
 
     await call(e2e, api, "stats", 200, { as: reader });
     await call(e2e, api, "timings", 200, { as: reader });

@@ -53,6 +53,7 @@ describe("ids in routes", () => {
     ["GET", (id: string) => `/api/orders/${id}`],
     ["GET", (id: string) => `/api/orders/${id}/status`],
     ["GET", (id: string) => `/api/orders/${id}/orchestration`],
+    ["GET", (id: string) => `/api/orders/${id}/trace`],
     ["POST", (id: string) => `/api/orders/${id}/retry`],
     ["POST", (id: string) => `/api/orders/${id}/cancel`],
   ] as const;

@@ -59,6 +59,7 @@ describe("routes for people", () => {
     `/api/orders`,
     `/api/orders/${orderId}`,
     `/api/orders/${orderId}/orchestration`,
+    `/api/orders/${orderId}/trace`,
     `/api/stats`,
     `/api/timings`,
   ];
@@ -180,6 +181,7 @@ describe("routes for machines", () => {
       "httpApi-listOrders": "anonymous",
       "httpApi-getOrder": "anonymous",
       "httpApi-getOrchestration": "anonymous",
+      "httpApi-getOrderTrace": "anonymous",
       "httpApi-retryOrder": "anonymous",
       "httpApi-cancelOrder": "anonymous",
       "httpApi-bulkRetry": "anonymous",

@@ -41,6 +41,67 @@ describe("config", () => {
     });
   });
 
+  it("sends telemetry to Application Insights when its connection string is set, signed in as the identity", () => {
+    const connectionString =
+      "InstrumentationKey=00000000-0000-0000-0000-000000000000;IngestionEndpoint=https://westeurope-5.in.applicationinsights.azure.com/";
+    expect(loadConfig(localEnv()).telemetry).toEqual({
+      azureMonitor: null,
+      localTracing: "memory",
+      samplingRatio: 1,
+    });
+    const azure = loadConfig({
+      ...localEnv(),
+      APPLICATIONINSIGHTS_CONNECTION_STRING: connectionString,
+      APPLICATIONINSIGHTS_AUTHENTICATION_STRING:
+        "ClientId=00000000-0000-0000-0000-000000000001;Authorization=AAD",
+      TRACE_SAMPLING_RATIO: "0.25",
+    }).telemetry;
+    expect(azure).toMatchObject({
+      azureMonitor: {
+        connectionString,
+        credential: { kind: "identity", clientId: "00000000-0000-0000-0000-000000000001" },
+      },
+      samplingRatio: 0.25,
+    });
+    expect(
+      loadConfig({
+        ...localEnv(),
+        APPLICATIONINSIGHTS_CONNECTION_STRING: connectionString,
+        APPLICATIONINSIGHTS_AUTHENTICATION_STRING: "Authorization=AAD",
+      }).telemetry.azureMonitor?.credential,
+    ).toEqual({ kind: "identity" });
+    expect(
+      loadConfig({ ...localEnv(), APPLICATIONINSIGHTS_CONNECTION_STRING: connectionString }).telemetry
+        .azureMonitor?.credential,
+    ).toEqual({ kind: "none" });
+  });
+
+  it("refuses a bad tracing mode, sampling ratio, connection string or authentication string", () => {
+    const problems = problemsOf({
+      ...localEnv(),
+      LOCAL_TRACING: "otlp",
+      TRACE_SAMPLING_RATIO: "1.5",
+      APPLICATIONINSIGHTS_CONNECTION_STRING: "https://example.invalid",
+    });
+    expect(problems).toEqual([
+      expect.stringMatching(/^LOCAL_TRACING="otlp": expected off, memory or console/),
+      expect.stringMatching(/^TRACE_SAMPLING_RATIO="1.5": expected a share of traces from 0 to 1/),
+      expect.stringMatching(/^APPLICATIONINSIGHTS_CONNECTION_STRING: expected a connection string/),
+    ]);
+    for (const authentication of ["Authorization=Key", "Authorization=AAD;ClientId=not-a-guid"]) {
+      expect(
+        problemsOf({
+          ...localEnv(),
+          APPLICATIONINSIGHTS_CONNECTION_STRING: "InstrumentationKey=00000000-0000-0000-0000-000000000000",
+          APPLICATIONINSIGHTS_AUTHENTICATION_STRING: authentication,
+        }),
+        authentication,
+      ).toEqual([
+        expect.stringMatching(/^APPLICATIONINSIGHTS_AUTHENTICATION_STRING: expected Authorization=AAD/),
+      ]);
+    }
+  });
+
   it("accepts identity-based connections, as in Azure", () => {
     const env = localEnv();
     delete env.ServiceBusConnection;

@@ -222,8 +222,16 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       );
     }
 
+    const traceparent = req.headers.traceparent;
     const recorded = at.ledger.run(
-      { service, operation: name, key, orderId: body.orderId, body: raw },
+      {
+        service,
+        operation: name,
+        key,
+        orderId: body.orderId,
+        body: raw,
+        traceparent: typeof traceparent === "string" ? traceparent.slice(0, 128) : undefined,
+      },
       new Date(),
       () => operation.run(at.services, body as never),
     );

@@ -16,6 +16,8 @@ export interface LedgerEntry {
   firstAt: string;
   lastAt: string;
   effect: Record<string, unknown>;
+  /** The W3C traceparent header of the first request, as it came (null: none): the caller's span of the call. */
+  traceparent: string | null;
 }
 
 export interface StoredResponse {
@@ -40,7 +42,14 @@ export class Ledger {
 
   /** Runs `operation` the first time `key` is seen; replays its response afterwards. */
   run(
-    request: { service: Service; operation: string; key: string; orderId: string; body: unknown },
+    request: {
+      service: Service;
+      operation: string;
+      key: string;
+      orderId: string;
+      body: unknown;
+      traceparent?: string | undefined;
+    },
     now: Date,
     operation: () => Outcome,
   ): Recorded {
@@ -82,6 +91,7 @@ export class Ledger {
       firstAt: at,
       lastAt: at,
       effect: outcome.effect,
+      traceparent: request.traceparent ?? null,
     };
     const response = { status: outcome.status, body: outcome.body };
     this.slots.set(request.key, { entry, fingerprint, response });

@@ -6,6 +6,8 @@ import { refuse, unchanged, type TransitionResult } from "./result";
 export interface SubmitContext {
   now: Date;
   workflow: WorkflowDefinition;
+  /** The submission's trace, which the order's every later span joins (null: none). */
+  traceparent?: string | null;
 }
 
 /** The initial state record of a new order: Pending, unlocked, no failures, every step not started. */
@@ -43,6 +45,7 @@ export function submit(order: Order, ctx: SubmitContext): StateRecord {
     lastError: null,
     compensationRequest: null,
     alert: null,
+    traceparent: ctx.traceparent ?? null,
     history: [{ at, event: "submitted", by: "submission", from: null, to: "Pending", attempt: 0 }],
     createdAt: at,
     updatedAt: at,

@@ -1,0 +1,147 @@
+/**
+ * The Azure path of src/services/telemetry.ts, with the real Azure Monitor distro and its exporter pointed at a
+ * stand-in for Application Insights' ingestion endpoint on loopback: the app's spans arrive as requests (server and
+ * consumer spans) and dependencies (the others) of one operation, the trace, with their sas.* properties, and its
+ * metrics as customMetrics. Without APPLICATIONINSIGHTS_AUTHENTICATION_STRING no token is asked for; with it, the
+ * exporter signs in as the identity it names (not exercised here: there is no identity endpoint on this machine).
+ * The exporter speaks https only: the stand-in serves a throwaway self-signed certificate (openssl), which this
+ * test process trusts for its own loopback calls.
+ */
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import { createServer, type Server } from "node:https";
+import os from "node:os";
+import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { gunzipSync } from "node:zlib";
+import { afterAll, beforeAll, expect, inject, it } from "vitest";
+import type * as Metrics from "../../../src/services/metrics";
+import type * as TelemetryModule from "../../../src/services/telemetry";
+import type { Telemetry } from "../../../src/services/telemetry";
+import type * as Tracing from "../../../src/services/tracing";
+
+// The compiled app, as the host loads it: telemetry.ts requires the distro's module on demand, by path.
+const built = (file: string) =>
+  createRequire(__filename)(path.join(inject("appBuildDir"), "src", "services", file)) as unknown;
+const { setupTelemetry } = built("telemetry.js") as typeof TelemetryModule;
+const { recordAlert } = built("metrics.js") as typeof Metrics;
+const { carry, inSpan, SpanKind, traceparentOf } = built("tracing.js") as typeof Tracing;
+
+interface Envelope {
+  name: string;
+  tags: Record<string, string>;
+  data: {
+    baseType: string;
+    baseData: {
+      name?: string;
+      id?: string;
+      properties?: Record<string, string>;
+      metrics?: { name: string; value: number }[];
+    };
+  };
+}
+
+const received: Envelope[] = [];
+let server: Server;
+let telemetry: Telemetry;
+
+/** A self-signed certificate for 127.0.0.1, or undefined without openssl. */
+function loopbackCertificate(): { key: Buffer; cert: Buffer } | undefined {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ingestion-tls-"));
+  try {
+    const made = spawnSync(
+      "openssl",
+      ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"].concat([
+        "-addext",
+        "subjectAltName=IP:127.0.0.1",
+        "-keyout",
+        "key.pem",
+        "-out",
+        "cert.pem",
+      ]),
+      { cwd: dir, stdio: "ignore" },
+    );
+    if (made.status !== 0) return undefined;
+    return {
+      key: fs.readFileSync(path.join(dir, "key.pem")),
+      cert: fs.readFileSync(path.join(dir, "cert.pem")),
+    };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const certificate = loopbackCertificate();
+
+beforeAll(async () => {
+  if (!certificate) return;
+  // Only this test process's calls, and only to the stand-in: the exporter offers no CA option.
+  process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
+  server = createServer(certificate, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      const text = (req.headers["content-encoding"] === "gzip" ? gunzipSync(body) : body).toString("utf8");
+      const parsed = JSON.parse(text) as Envelope | Envelope[];
+      received.push(...(Array.isArray(parsed) ? parsed : [parsed]));
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ itemsReceived: received.length, itemsAccepted: received.length, errors: [] }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  // The distro's own usage reports go to Microsoft's endpoint: not from a test.
+  process.env.APPLICATIONINSIGHTS_STATSBEAT_DISABLED = "true";
+  telemetry = setupTelemetry({
+    azureMonitor: {
+      connectionString: `InstrumentationKey=00000000-0000-0000-0000-000000000000;IngestionEndpoint=http://127.0.0.1:${port}/`,
+      credential: { kind: "none" },
+    },
+    localTracing: "memory",
+    samplingRatio: 1,
+  });
+});
+
+afterAll(async () => {
+  if (server) await new Promise((resolve) => server.close(resolve));
+});
+
+it.skipIf(!certificate)(
+  "exports the app's spans as one operation of requests and dependencies, and its metrics",
+  async () => {
+    expect(telemetry).toMatchObject({ mode: "azureMonitor", buffer: undefined });
+    const invocation = {};
+    let traceparent: string | null = null;
+    await inSpan(
+      "process orders",
+      { kind: SpanKind.CONSUMER, functionName: "submitOrder", attributes: { "sas.order_id": "ORD-AI-1" } },
+      async (span) => {
+        carry(invocation, { span, functionName: "submitOrder" });
+        traceparent = traceparentOf(span);
+        await inSpan(
+          "send agent-replies",
+          { kind: SpanKind.PRODUCER, from: invocation },
+          async () => undefined,
+        );
+      },
+    );
+    recordAlert("Error");
+    await telemetry.shutdown();
+
+    const traceId = traceparent!.split("-")[1]!;
+    const of = (baseType: string) => received.filter((e) => e.data.baseType === baseType);
+    const request = of("RequestData").find((e) => e.data.baseData.name === "process orders");
+    const dependency = of("RemoteDependencyData").find((e) => e.data.baseData.name === "send agent-replies");
+    expect(request?.tags["ai.operation.id"]).toBe(traceId);
+    expect(request?.data.baseData.properties).toMatchObject({
+      "sas.order_id": "ORD-AI-1",
+      "sas.function": "submitOrder",
+    });
+    expect(dependency?.tags["ai.operation.id"]).toBe(traceId);
+    expect(dependency?.tags["ai.operation.parentId"]).toBe(request?.data.baseData.id);
+    const alerts = of("MetricData").flatMap((e) => e.data.baseData.metrics ?? []);
+    expect(alerts).toContainEqual(expect.objectContaining({ name: "sas.alerts", value: 1 }));
+  },
+);
