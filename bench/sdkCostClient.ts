@@ -51,7 +51,7 @@ export type ClientReply =
 
 const CONCURRENCY = 16;
 const WARM_UP_CALLS = 500;
-export const ID_PREFIX = "sdkcost-";
+const ID_PREFIX = "sdkcost-";
 
 const cpuMs = (): number => {
   const used = process.cpuUsage();
