@@ -87,54 +87,58 @@ app.http(API.getOrderTrace.functionName, {
   ),
 });
 
-/** A claim round right after an operator's action, so that the orders it sent back start now, not at the next tick. */
-function claimRoundNow(context: InvocationContext): Promise<unknown> {
-  return requestClaimRound(dependencies(), context, startAttemptWith(df.getClient(context)));
-}
-
-for (const [action, operation] of [
-  ["retry", API.retryOrder],
-  ["cancel", API.cancelOrder],
-] as const) {
+/**
+ * An operator's action that may send orders back to work: a single order's retry or cancel, or a bulk one (routed
+ * under bulk/, apiOperations.ts says why). When it did, a claim round runs right away, so that they start now
+ * rather than at the next starter tick; the round admits at most MAX_IN_FLIGHT, and the starter's timer takes the
+ * rest as places free up, so a bulk retry of thousands never floods the services.
+ */
+function operatorAction(
+  operation: (typeof API)["retryOrder" | "cancelOrder" | "bulkRetry" | "bulkCancel"],
+  act: (
+    request: HttpRequest,
+    context: InvocationContext,
+    principal: Principal,
+  ) => Promise<{ response: HttpResponseInit; sentBackToWork: boolean }>,
+): void {
   app.http(operation.functionName, {
     ...httpTrigger(operation),
     extraInputs: [df.input.durableClient()],
     handler: namedInvocation(
       forRole(operation, async (request, context, principal) => {
-        const deps = dependencies();
-        const { response, record } = await operatorActionRequest(deps, context, request, action, principal);
-        if (record?.processState === "Pending" || record?.processState === "CompensationPending") {
-          // Start the retry or the undo now rather than at the next starter tick.
-          await claimRoundNow(context);
-        }
+        const { response, sentBackToWork } = await act(request, context, principal);
+        if (sentBackToWork)
+          await requestClaimRound(dependencies(), context, startAttemptWith(df.getClient(context)));
         return response;
       }),
     ),
   });
 }
 
-/**
- * Bulk retry and cancel (routed under bulk/, apiOperations.ts says why). A call only moves
- * orders to Pending / CompensationPending and runs the starter once, which admits at most MAX_IN_FLIGHT; the
- * starter's timer takes the rest as capacity frees up, so a bulk retry of thousands never floods the services.
- */
+for (const [action, operation] of [
+  ["retry", API.retryOrder],
+  ["cancel", API.cancelOrder],
+] as const) {
+  operatorAction(operation, async (request, context, principal) => {
+    const { response, record } = await operatorActionRequest(
+      dependencies(),
+      context,
+      request,
+      action,
+      principal,
+    );
+    const state = record?.processState;
+    return { response, sentBackToWork: state === "Pending" || state === "CompensationPending" };
+  });
+}
+
 for (const [action, operation] of [
   ["retry", API.bulkRetry],
   ["cancel", API.bulkCancel],
 ] as const) {
-  app.http(operation.functionName, {
-    ...httpTrigger(operation),
-    extraInputs: [df.input.durableClient()],
-    handler: namedInvocation(
-      forRole(operation, async (request, context, principal) => {
-        const deps = dependencies();
-        const { response, acted } = await bulkActionRequest(deps, context, request, action, principal);
-        if (acted > 0) {
-          await claimRoundNow(context);
-        }
-        return response;
-      }),
-    ),
+  operatorAction(operation, async (request, context, principal) => {
+    const { response, acted } = await bulkActionRequest(dependencies(), context, request, action, principal);
+    return { response, sentBackToWork: acted > 0 };
   });
 }
 
