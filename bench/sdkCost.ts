@@ -13,7 +13,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { startLocalStack } from "../tools/localStack";
 import type { OrderProfile } from "./orderProfile";
-import type { ClientReply, ClientRequest, MeasuredOperation } from "./sdkCostClient";
+import { CONCURRENCY, type ClientReply, type ClientRequest, type MeasuredOperation } from "./sdkCostClient";
 
 /** Calls per order of each measured operation, and of HTTP requests the app's process serves. */
 export type CallsPerOrder = Record<MeasuredOperation | "httpServed", number>;
@@ -114,12 +114,12 @@ async function answeringEndpoint(): Promise<{ url: string; close(): void }> {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, close: () => server.close() };
 }
 
-/** Calls the child's server `count` times, sixteen at a time, with a body like a durable API call's. */
+/** Calls the child's server `count` times, CONCURRENCY at a time, with a body like a durable API call's. */
 async function callServer(url: string, count: number): Promise<void> {
   let next = 0;
   const body = JSON.stringify({ kind: "reply", stepIndex: 1, direction: "do", outcome: "succeeded" });
   await Promise.all(
-    Array.from({ length: 16 }, async () => {
+    Array.from({ length: CONCURRENCY }, async () => {
       while (next++ < count) {
         const response = await fetch(url, {
           method: "POST",

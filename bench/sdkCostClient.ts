@@ -49,7 +49,8 @@ export type ClientReply =
   | { kind: "served"; cpuMsPerRequest: number; requests: number }
   | { kind: "failed"; error: string };
 
-const CONCURRENCY = 16;
+/** Calls in flight at once, as the app makes them (host.json: 16 handlers at a time per trigger). */
+export const CONCURRENCY = 16;
 const WARM_UP_CALLS = 500;
 const ID_PREFIX = "sdkcost-";
 
@@ -264,36 +265,38 @@ const send = (reply: ClientReply): void => {
   process.send?.(reply);
 };
 
-process.on("message", (request: ClientRequest) => {
-  void (async () => {
-    try {
-      switch (request.kind) {
-        case "setup":
-          measurer = new Measurer(request.setup);
-          send({ kind: "ready" });
-          break;
-        case "measure":
-          send({
-            kind: "measured",
-            operation: request.operation,
-            cpuMsPerCall: await measurer!.measure(request.operation, request.calls),
-          });
-          break;
-        case "serve":
-          send({ kind: "serving", url: await measurer!.serve() });
-          break;
-        case "served":
-          send({ kind: "served", ...measurer!.served() });
-          break;
-        case "stop":
-          await measurer?.close();
-          process.exit(0);
+// Only as the forked child: sdkCost.ts imports this module for its types and CONCURRENCY.
+if (require.main === module)
+  process.on("message", (request: ClientRequest) => {
+    void (async () => {
+      try {
+        switch (request.kind) {
+          case "setup":
+            measurer = new Measurer(request.setup);
+            send({ kind: "ready" });
+            break;
+          case "measure":
+            send({
+              kind: "measured",
+              operation: request.operation,
+              cpuMsPerCall: await measurer!.measure(request.operation, request.calls),
+            });
+            break;
+          case "serve":
+            send({ kind: "serving", url: await measurer!.serve() });
+            break;
+          case "served":
+            send({ kind: "served", ...measurer!.served() });
+            break;
+          case "stop":
+            await measurer?.close();
+            process.exit(0);
+        }
+      } catch (error) {
+        send({
+          kind: "failed",
+          error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+        });
       }
-    } catch (error) {
-      send({
-        kind: "failed",
-        error: error instanceof Error ? (error.stack ?? error.message) : String(error),
-      });
-    }
-  })();
-});
+    })();
+  });
