@@ -9,7 +9,7 @@
 import path from "node:path";
 import { describe, expect } from "vitest";
 import type { Browser } from "playwright-core";
-import { e2eOrder } from "../support/e2e";
+import { submitRecoveredOrder } from "../support/e2e";
 import { e2eTest } from "../support/fixtures";
 import { chromiumFixture, chromiumPath } from "./chromium";
 
@@ -22,16 +22,7 @@ const it = e2eTest({ LOCAL_TRACING: "memory" }).extend<{ $file: { browser: Brows
 
 describe.runIf(requested && chromiumPath)("docs/trace.png (DASHBOARD_SCREENSHOT=1)", () => {
   it("captures the trace of a recovered order", { timeout: 60_000 }, async ({ e2e, browser }) => {
-    const order = e2eOrder("ORD-TRACED");
-    await e2e.faults.add({
-      service: "payment",
-      operation: "charge",
-      orderId: order.orderId,
-      kind: "transient",
-      count: 3,
-    });
-    expect((await e2e.submit(order)).status).toBe(202);
-    await e2e.waitForState(order.orderId, ["Processed"], 30_000);
+    const order = await submitRecoveredOrder(e2e, "ORD-TRACED");
     // Until the last activity of attempt 2 has ended: two dispatches (one per attempt), four recorded replies.
     const activities = async () => {
       const res = await e2e.api(`/api/orders/${encodeURIComponent(order.orderId)}/trace`);

@@ -9,7 +9,7 @@
 import { expect } from "vitest";
 import type { TraceSpan } from "../../src/api/trace";
 import { parseTraceparent } from "../../src/domain";
-import { e2eOrder, type E2E } from "../support/e2e";
+import { e2eOrder, submitRecoveredOrder, type E2E } from "../support/e2e";
 import { e2eTest } from "../support/fixtures";
 
 const it = e2eTest({ LOCAL_TRACING: "memory" });
@@ -129,18 +129,8 @@ it("one order yields one connected trace, across every hop of its path", async (
 it("keeps a recovered order in one trace: the failed calls, the Supervisor's decision and the second attempt", async ({
   e2e,
 }) => {
-  const order = e2eOrder("TRACE-RECOVERED");
-  // Every call of attempt 1's charge fails (AGENT_MAX_ATTEMPTS=3): the agent replies transient, the attempt ends
-  // early with a deadline notice, and the Supervisor sends the order back to Pending for attempt 2.
-  await e2e.faults.add({
-    service: "payment",
-    operation: "charge",
-    orderId: order.orderId,
-    kind: "transient",
-    count: 3,
-  });
-  expect((await e2e.submit(order)).status).toBe(202);
-  await e2e.waitForState(order.orderId, ["Processed"], 30_000);
+  // Attempt 1's charge always fails, its deadline notice reaches the Supervisor, and attempt 2 finishes.
+  const order = await submitRecoveredOrder(e2e, "TRACE-RECOVERED");
   // Complete once attempt 2's three activities have ended: its dispatch of the charge, and the two replies.
   const attemptActivities = (trace: OrderTrace, instanceId: string) => {
     const start = trace.spans.find(

@@ -222,6 +222,26 @@ export function e2eOrder(
 }
 
 /**
+ * An order the Supervisor recovers: every call of its first attempt's charge fails (AGENT_MAX_ATTEMPTS=3), the
+ * agent replies transient, the attempt ends early with a deadline notice, and attempt 2 finishes it. Resolves
+ * once it is Processed.
+ */
+export async function submitRecoveredOrder(e2e: E2E, prefix: string): Promise<{ orderId: string }> {
+  const order = e2eOrder(prefix);
+  await e2e.faults.add({
+    service: "payment",
+    operation: "charge",
+    orderId: order.orderId,
+    kind: "transient",
+    count: 3,
+  });
+  const res = await e2e.submit(order);
+  if (res.status !== 202) throw new Error(`submitting ${order.orderId}: ${res.status}`);
+  await e2e.waitForState(order.orderId, ["Processed"], 30_000);
+  return order;
+}
+
+/**
  * Collects what a queue receives across a test file: each call drains the queue (receive-and-delete) into the
  * log, so a test can wait for a message that is sent just after a state write and still see earlier ones.
  */
