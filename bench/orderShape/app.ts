@@ -1,0 +1,124 @@
+/**
+ * An order's shape with the business taken out: a Functions app that makes the hops an order of the real app
+ * makes (the same triggers, queues, durable actions and messages, their bodies as large as the real ones) and
+ * nothing else: no store, no remote call, no validation, no tracing, no logging of its own. What its process
+ * spends per order is what the devhost, the Functions library, the durable SDK and the bus cost an order of
+ * this shape, however lean the app's code; orderShape.ts runs it. One file, since its parts are one fixture.
+ *
+ * Per order, as the real app's order profile shows it: the front door's POST (one send to `orders`), the
+ * admission's execution on `orders` (one durable start), an orchestration of four activities and three replies,
+ * each raced against a durable timer that is then cancelled, three agents (one reply each) and three reply
+ * deliveries (one raised event each), and six status messages that nobody receives.
+ */
+import { app, type HttpRequest, type HttpResponseInit, type InvocationContext } from "@azure/functions";
+import * as df from "durable-functions";
+import type { OrchestrationContext } from "durable-functions";
+import { ServiceBusClient, type ServiceBusSender } from "@azure/service-bus";
+
+import { MESSAGE_BYTES_SETTING, STATUS_QUEUE, STATUSES_PER_ORDER } from "./shape";
+
+const STEP_QUEUES = ["inventory-requests", "payment-requests", "shipping-requests"] as const;
+/** The status messages each of the four activities sends, STATUSES_PER_ORDER in all. */
+const STATUSES_BY_ACTIVITY = [1, 1, 2, 2] as const;
+if (STATUSES_BY_ACTIVITY.reduce((a, b) => a + b, 0) !== STATUSES_PER_ORDER)
+  throw new Error("the order shape's activities must send STATUSES_PER_ORDER status messages");
+/** A reply that never comes is not part of the shape: the timer only has to be there, and be cancelled. */
+const STEP_TIMEOUT_MS = 10 * 60_000;
+
+const messageBytes = Number(process.env[MESSAGE_BYTES_SETTING] ?? "470");
+const bus = new ServiceBusClient(process.env.ServiceBusConnection ?? "");
+const senders = new Map<string, ServiceBusSender>();
+const sender = (queue: string) => {
+  let existing = senders.get(queue);
+  if (!existing) senders.set(queue, (existing = bus.createSender(queue)));
+  return existing;
+};
+
+interface Hop {
+  orderId: string;
+  instanceId: string;
+  step: number;
+  kind: string;
+  /** Filler to the real messages' size. */
+  pad?: string;
+}
+
+function body(hop: Hop): Hop {
+  const bare = JSON.stringify(hop).length;
+  return { ...hop, pad: "x".repeat(Math.max(0, messageBytes - bare - 10)) };
+}
+
+async function send(queue: string, hop: Hop): Promise<void> {
+  await sender(queue).sendMessages({
+    body: body(hop),
+    messageId: `${hop.instanceId}/${hop.step}/${hop.kind}`,
+    contentType: "application/json",
+  });
+}
+
+app.http("shapeSubmit", {
+  methods: ["POST"],
+  authLevel: "anonymous",
+  route: "shape/{orderId}",
+  handler: async (request: HttpRequest): Promise<HttpResponseInit> => {
+    const orderId = request.params.orderId ?? "";
+    await request.text();
+    await send("orders", { orderId, instanceId: `${orderId}:1`, step: -1, kind: "submitted" });
+    return { status: 202 };
+  },
+});
+
+app.serviceBusQueue("shapeAdmit", {
+  connection: "ServiceBusConnection",
+  queueName: "orders",
+  extraInputs: [df.input.durableClient()],
+  handler: async (message: unknown, context: InvocationContext) => {
+    const hop = message as Hop;
+    await df.getClient(context).startNew("shapeOrchestration", { instanceId: hop.instanceId, input: hop });
+  },
+});
+
+df.app.orchestration("shapeOrchestration", function* (context: OrchestrationContext) {
+  const hop = context.df.getInput<Hop>();
+  yield context.df.callActivity("shapeDispatch", { ...hop, step: 0 });
+  for (let step = 0; step < STEP_QUEUES.length; step++) {
+    context.df.setCustomStatus({ stepIndex: step });
+    const reply = context.df.waitForExternalEvent(`reply-${step}`);
+    const deadline = context.df.createTimer(
+      new Date(context.df.currentUtcDateTime.getTime() + STEP_TIMEOUT_MS),
+    );
+    yield context.df.Task.any([reply, deadline]);
+    deadline.cancel();
+    yield context.df.callActivity("shapeDispatch", { ...hop, step: step + 1 });
+  }
+  return "finished";
+});
+
+df.app.activity("shapeDispatch", {
+  handler: async (hop: Hop) => {
+    const statuses = STATUSES_BY_ACTIVITY[hop.step] ?? 0;
+    for (let i = 0; i < statuses; i++) await send(STATUS_QUEUE, { ...hop, kind: `status-${i}` });
+    const queue = STEP_QUEUES[hop.step];
+    if (queue) await send(queue, { ...hop, kind: "request" });
+  },
+});
+
+STEP_QUEUES.forEach((queueName, step) => {
+  app.serviceBusQueue(`shapeAgent${step}`, {
+    connection: "ServiceBusConnection",
+    queueName,
+    handler: async (message: unknown) => {
+      await send("agent-replies", { ...(message as Hop), step, kind: "reply" });
+    },
+  });
+});
+
+app.serviceBusQueue("shapeReplies", {
+  connection: "ServiceBusConnection",
+  queueName: "agent-replies",
+  extraInputs: [df.input.durableClient()],
+  handler: async (message: unknown, context: InvocationContext) => {
+    const hop = message as Hop;
+    await df.getClient(context).raiseEvent(hop.instanceId, `reply-${hop.step}`, hop);
+  },
+});
