@@ -21,6 +21,7 @@ import {
   OBSERVER_USER_AGENT,
   StoreRequestCounter,
   countServiceBus,
+  cpuProfileOptions,
   functionExecutions,
   processCpuMs,
 } from "./instrument";
@@ -95,15 +96,7 @@ export async function benchEndToEnd(
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-e2e-"));
   const reader = new StateReader(stack.cosmos, { userAgentSuffix: OBSERVER_USER_AGENT });
   const settings = stack.appSettings(options.settings ?? THROUGHPUT_SETTINGS);
-  // BENCH_CPU_PROFILE_DIR=<dir>: the app's process writes a V8 CPU profile there when it stops (open it in
-  // Chrome DevTools or VS Code): where an order's CPU goes.
-  const profileDir = process.env.BENCH_CPU_PROFILE_DIR;
-  const app = new AppProcess({
-    ...DIST_APP,
-    dataDir,
-    settings,
-    ...(profileDir ? { nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] } : {}),
-  });
+  const app = new AppProcess({ ...DIST_APP, dataDir, settings, ...cpuProfileOptions() });
   try {
     const storeCeiling = await conditionalReplacesPerSecond(stack.cosmos, {
       replaces: 2_000,

@@ -11,7 +11,7 @@ import path from "node:path";
 import { tallyTaskHub } from "devhost";
 import { AppProcess, compiledDevhostCli } from "../tools/appProcess";
 import { startLocalStack } from "../tools/localStack";
-import { countServiceBus, functionExecutions, processCpuMs } from "./instrument";
+import { countServiceBus, cpuProfileOptions, functionExecutions, processCpuMs } from "./instrument";
 import { durableProfile, type OrderProfile } from "./orderProfile";
 import { MESSAGE_BYTES_SETTING, STATUS_QUEUE, STATUSES_PER_ORDER } from "./orderShape/shape";
 
@@ -112,14 +112,7 @@ export async function benchOrderShape(options: OrderShapeOptions): Promise<Recor
   const settings = stack.appSettings({
     [MESSAGE_BYTES_SETTING]: String(Math.round(options.profile.bus.meanMessageBytes)),
   });
-  // BENCH_CPU_PROFILE_DIR=<dir>, as for the end-to-end run: the shape's process writes a V8 CPU profile there.
-  const profileDir = process.env.BENCH_CPU_PROFILE_DIR;
-  const app = new AppProcess({
-    ...SHAPE_APP,
-    dataDir,
-    settings,
-    ...(profileDir ? { nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] } : {}),
-  });
+  const app = new AppProcess({ ...SHAPE_APP, dataDir, settings, ...cpuProfileOptions() });
   const statusesSent = () => bus.counts().sentByQueue[STATUS_QUEUE] ?? 0;
   const through = async (orders: number, since: number) => {
     const until = Date.now() + THROUGH_TIMEOUT_MS;

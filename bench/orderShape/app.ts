@@ -26,7 +26,10 @@ if (STATUSES_BY_ACTIVITY.reduce((a, b) => a + b, 0) !== STATUSES_PER_ORDER)
 const STEP_TIMEOUT_MS = 10 * 60_000;
 
 const messageBytes = Number(process.env[MESSAGE_BYTES_SETTING] ?? "470");
-const bus = new ServiceBusClient(process.env.ServiceBusConnection ?? "");
+const connection = process.env.ServiceBusConnection;
+if (!connection)
+  throw new Error("the order shape needs the ServiceBusConnection setting (a connection string)");
+const bus = new ServiceBusClient(connection);
 const senders = new Map<string, ServiceBusSender>();
 const sender = (queue: string) => {
   let existing = senders.get(queue);

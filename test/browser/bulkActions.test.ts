@@ -7,7 +7,7 @@
 import type { Browser, Page } from "playwright-core";
 import { describe, expect } from "vitest";
 import type { StateRecord } from "../../src/domain";
-import { E2E_OPERATOR, e2eOrder, forOrder, type E2E, type FaultSpec } from "../support/e2e";
+import { E2E_OPERATOR, e2eOrder, forOrder, type E2E, type FaultSpec, submitWithFaults } from "../support/e2e";
 import { e2eTest } from "../support/fixtures";
 import { NO_CHROMIUM, chromiumFixture, chromiumPath } from "./chromium";
 
@@ -55,8 +55,7 @@ const localSecond = (page: Page, iso: string): Promise<string> =>
 async function ordersInError(e2e: E2E, prefix: string): Promise<StateRecord[]> {
   const orders = FAILING.map(() => e2eOrder(prefix));
   for (const [i, order] of orders.entries()) {
-    await e2e.faults.add({ ...FAILING[i]!, orderId: order.orderId, kind: "transient" });
-    expect((await e2e.submit(order)).status).toBe(202);
+    await submitWithFaults(e2e, order, { ...FAILING[i]!, kind: "transient" });
   }
   return Promise.all(
     orders.map((o) =>

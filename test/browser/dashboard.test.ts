@@ -7,7 +7,7 @@
 import type { Browser, Page } from "playwright-core";
 import { describe, expect } from "vitest";
 import { PROCESS_STATES, type ProcessState, type StateRecord } from "../../src/domain";
-import { E2E_OPERATOR, e2eOrder, type E2E } from "../support/e2e";
+import { E2E_OPERATOR, e2eOrder, type E2E, submitWithFaults } from "../support/e2e";
 import { e2eTest } from "../support/fixtures";
 import { NO_CHROMIUM, chromiumFixture, chromiumPath } from "./chromium";
 
@@ -244,14 +244,9 @@ describe.skipIf(!chromiumPath)(
       async ({ e2e, page, pageErrors }) => {
         const order = e2eOrder("DASH-ERROR");
         // Armed on the simulator directly, not through the page.
-        const fault = await e2e.faults.add({
-          service: "inventory",
-          orderId: order.orderId,
-          kind: "transient",
-        });
-        expect((await e2e.submit(order)).status).toBe(202);
+        const [fault] = await submitWithFaults(e2e, order, { service: "inventory", kind: "transient" });
         await e2e.waitForState(order.orderId, ["Error"], 40_000);
-        await e2e.faults.remove(fault.id);
+        await e2e.faults.remove(fault!.id);
 
         await expect.poll(() => rowState(page, order.orderId), { timeout: 10_000 }).toBe("Error");
         expect(await cell(page, order.orderId, "error")).toContain("RetriesExhausted");

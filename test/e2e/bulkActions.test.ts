@@ -10,7 +10,14 @@
 import { expect } from "vitest";
 import { encodeClientPrincipal } from "devhost/auth";
 import type { StateRecord } from "../../src/domain";
-import { e2eOrder, forOrder, type E2E, type FaultSpec, type QueueLog } from "../support/e2e";
+import {
+  e2eOrder,
+  forOrder,
+  type E2E,
+  type FaultSpec,
+  type QueueLog,
+  submitWithFaults,
+} from "../support/e2e";
 import { e2eTest } from "../support/fixtures";
 
 const MAX_IN_FLIGHT = 2;
@@ -76,8 +83,7 @@ async function ordersInError(
 ): Promise<StateRecord[]> {
   const orders = Array.from({ length: count }, () => e2eOrder(prefix));
   for (const [i, order] of orders.entries()) {
-    await e2e.faults.add({ ...FAILING[i % FAILING.length]!, orderId: order.orderId, kind: "transient" });
-    expect((await e2e.submit(order)).status).toBe(202);
+    await submitWithFaults(e2e, order, { ...FAILING[i % FAILING.length]!, kind: "transient" });
   }
   return Promise.all(
     orders.map(async ({ orderId }) => {

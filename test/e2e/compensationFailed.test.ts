@@ -5,7 +5,7 @@
  * names it; the ledger shows exactly what was undone and what was not.
  */
 import { expect } from "vitest";
-import { e2eOrder, forOrder } from "../support/e2e";
+import { e2eOrder, forOrder, submitWithFaults } from "../support/e2e";
 import { e2eTest } from "../support/fixtures";
 
 const it = e2eTest();
@@ -19,19 +19,12 @@ it("a refused refund stops compensation in CompensationFailed with an alert; an 
   statuses,
 }) => {
   const order = e2eOrder("UNDOFAIL");
-  await e2e.faults.add({
-    service: "shipping",
-    operation: "book",
-    orderId: order.orderId,
-    kind: "permanent",
-  });
-  await e2e.faults.add({
-    service: "payment",
-    operation: "refund",
-    orderId: order.orderId,
-    kind: "permanent",
-  });
-  expect((await e2e.submit(order)).status).toBe(202);
+  await submitWithFaults(
+    e2e,
+    order,
+    { service: "shipping", operation: "book", kind: "permanent" },
+    { service: "payment", operation: "refund", kind: "permanent" },
+  );
 
   const record = await e2e.waitForState(order.orderId, ["CompensationFailed"]);
   expect(record).toMatchObject({ lockedBy: null, completeBy: null, failureCount: 0 });
@@ -82,19 +75,12 @@ it("a refund failing transiently is retried by the Supervisor, then Compensation
   statuses,
 }) => {
   const order = e2eOrder("UNDOTRANSIENT");
-  await e2e.faults.add({
-    service: "shipping",
-    operation: "book",
-    orderId: order.orderId,
-    kind: "permanent",
-  });
-  await e2e.faults.add({
-    service: "payment",
-    operation: "refund",
-    orderId: order.orderId,
-    kind: "transient",
-  });
-  expect((await e2e.submit(order)).status).toBe(202);
+  await submitWithFaults(
+    e2e,
+    order,
+    { service: "shipping", operation: "book", kind: "permanent" },
+    { service: "payment", operation: "refund", kind: "transient" },
+  );
 
   const record = await e2e.waitForState(order.orderId, ["CompensationFailed"], 40_000);
   // SUPERVISOR_MAX_FAILURES=2: the third failed compensation attempt is final; forward attempts are not charged.

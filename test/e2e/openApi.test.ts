@@ -15,7 +15,7 @@ import { createDependencies } from "../../src/app/dependencies";
 import { loadConfig } from "../../src/config";
 import { BACKLOG_CACHE_MS } from "../../src/services/backlog";
 import { pendingRecord, sampleOrder } from "../support/domain";
-import { e2eOrder, type E2E } from "../support/e2e";
+import { e2eOrder, type E2E, submitWithFaults } from "../support/e2e";
 import { e2eTest } from "../support/fixtures";
 import { OpenApiCheck } from "../support/openApi";
 
@@ -45,13 +45,7 @@ const it = e2eTest({ MAX_PENDING_BACKLOG: "2", AGENT_MAX_ATTEMPTS: "1" }, { sign
       expect((await e2e.submit(processed)).status).toBe(202);
       await e2e.waitForState(processed.orderId, ["Processed"]);
       const failed = e2eOrder("OASFAIL");
-      await e2e.faults.add({
-        service: "inventory",
-        operation: "reserve",
-        orderId: failed.orderId,
-        kind: "transient",
-      });
-      expect((await e2e.submit(failed)).status).toBe(202);
+      await submitWithFaults(e2e, failed, { service: "inventory", operation: "reserve", kind: "transient" });
       await e2e.waitForState(failed.orderId, ["Error"]);
       await use({ processed: processed.orderId, failed: failed.orderId });
     },

@@ -9,7 +9,7 @@
  * flight, so the cancel finds the order Processing.
  */
 import { expect } from "vitest";
-import { e2eOrder, forOrder, type E2E } from "../support/e2e";
+import { e2eOrder, forOrder, type E2E, submitWithFaults } from "../support/e2e";
 import { e2eTest } from "../support/fixtures";
 
 const it = e2eTest({
@@ -32,13 +32,7 @@ it("retry sends an Error order back to work once the cause is fixed; retrying a 
   statuses,
 }) => {
   const order = e2eOrder("OPRETRY");
-  await e2e.faults.add({
-    service: "inventory",
-    operation: "reserve",
-    orderId: order.orderId,
-    kind: "transient",
-  });
-  expect((await e2e.submit(order)).status).toBe(202);
+  await submitWithFaults(e2e, order, { service: "inventory", operation: "reserve", kind: "transient" });
 
   const failed = await e2e.waitForState(order.orderId, ["Error"]);
   expect(failed).toMatchObject({ failureCount: 3, attempt: 3, lockedBy: null });
@@ -80,8 +74,7 @@ it("cancel of an order stuck mid-flight undoes its steps newest first; cancellin
   statuses,
 }) => {
   const order = e2eOrder("OPCANCEL");
-  await e2e.faults.add({ service: "shipping", operation: "book", orderId: order.orderId, kind: "hang" });
-  expect((await e2e.submit(order)).status).toBe(202);
+  await submitWithFaults(e2e, order, { service: "shipping", operation: "book", kind: "hang" });
 
   // Stuck: reserve and charge done, the booking dispatched and hanging.
   await e2e.waitForRecord(

@@ -4,7 +4,7 @@
  * ends Compensated. Nobody is alerted: this is a clean, automatic outcome.
  */
 import { expect } from "vitest";
-import { e2eOrder, forOrder, type QueueLog } from "../support/e2e";
+import { e2eOrder, forOrder, type QueueLog, submitWithFaults } from "../support/e2e";
 import { e2eTest } from "../support/fixtures";
 
 const it = e2eTest();
@@ -60,13 +60,7 @@ it("a permanent refusal at the last step undoes the charge, then the reservation
   statuses,
 }) => {
   const order = e2eOrder("LASTSTEP");
-  await e2e.faults.add({
-    service: "shipping",
-    operation: "book",
-    orderId: order.orderId,
-    kind: "permanent",
-  });
-  expect((await e2e.submit(order)).status).toBe(202);
+  await submitWithFaults(e2e, order, { service: "shipping", operation: "book", kind: "permanent" });
 
   const record = await e2e.waitForState(order.orderId, ["Compensated"]);
   expect(record).toMatchObject({ attempt: 1, failureCount: 0, lockedBy: null });

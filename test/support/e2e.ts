@@ -13,7 +13,13 @@ import type { ProcessState, StateRecord } from "../../src/domain";
 import { FAST_TIMINGS } from "../../tools/fastTimings";
 import { startLocalStack, type LocalStackAddresses } from "../../tools/localStack";
 import { sampleSettings } from "../../tools/repository";
-import { simulatorFaults, type LedgerEntry, type SimulatorFaults } from "../../tools/simulator";
+import {
+  simulatorFaults,
+  type FaultSpec,
+  type InjectedFault,
+  type LedgerEntry,
+  type SimulatorFaults,
+} from "../../tools/simulator";
 import { settingsForSimulator } from "../../tools/simulator/settings";
 import { expect, inject } from "vitest";
 import { sampleOrder } from "./domain";
@@ -222,21 +228,34 @@ export function e2eOrder(
 }
 
 /**
+ * Arms each fault for this order alone, then submits it through the front door: the start of every test of a
+ * failure. Fails unless the order is accepted (202); resolves with the armed faults (their ids, for `remove`).
+ */
+export async function submitWithFaults(
+  e2e: E2E,
+  order: { orderId: string },
+  ...faults: Array<Omit<FaultSpec, "orderId">>
+): Promise<InjectedFault[]> {
+  const armed: InjectedFault[] = [];
+  for (const fault of faults) armed.push(await e2e.faults.add({ ...fault, orderId: order.orderId }));
+  const res = await e2e.submit(order);
+  if (res.status !== 202) throw new Error(`submitting ${order.orderId}: ${res.status} ${await res.text()}`);
+  return armed;
+}
+
+/**
  * An order the Supervisor recovers: every call of its first attempt's charge fails (AGENT_MAX_ATTEMPTS=3), the
  * agent replies transient, the attempt ends early with a deadline notice, and attempt 2 finishes it. Resolves
  * once it is Processed.
  */
 export async function submitRecoveredOrder(e2e: E2E, prefix: string): Promise<{ orderId: string }> {
   const order = e2eOrder(prefix);
-  await e2e.faults.add({
+  await submitWithFaults(e2e, order, {
     service: "payment",
     operation: "charge",
-    orderId: order.orderId,
     kind: "transient",
     count: 3,
   });
-  const res = await e2e.submit(order);
-  if (res.status !== 202) throw new Error(`submitting ${order.orderId}: ${res.status}`);
   await e2e.waitForState(order.orderId, ["Processed"], 30_000);
   return order;
 }
