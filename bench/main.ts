@@ -265,16 +265,18 @@ function repositoryRoot(from: string): string {
 
 /** The order profile bench/results.json keeps from an earlier run: a small run's for a small run. */
 function keptProfile(small: boolean): OrderProfile | undefined {
-  const existing = readExisting(join(repositoryRoot(__dirname), "bench", "results.json"));
-  const base = small ? (existing.small as Record<string, unknown> | undefined) : existing;
-  return (base?.cost as CostEntry | undefined)?.measuredOrderProfile;
+  return (keptRun(small)?.cost as CostEntry | undefined)?.measuredOrderProfile;
 }
 
 /** A benchmark's figures bench/results.json keeps from an earlier run: a small run's for a small run. */
 function keptFigures(small: boolean, name: string): Figures | undefined {
+  return keptRun(small)?.[name] as Figures | undefined;
+}
+
+/** What bench/results.json keeps of the last full run, or of the last small one. */
+function keptRun(small: boolean): Record<string, unknown> | undefined {
   const existing = readExisting(join(repositoryRoot(__dirname), "bench", "results.json"));
-  const base = small ? (existing.small as Record<string, unknown> | undefined) : existing;
-  return base?.[name] as Figures | undefined;
+  return small ? (existing.small as Record<string, unknown> | undefined) : existing;
 }
 
 /** Figures of other benchmarks already recorded, kept as they are. */

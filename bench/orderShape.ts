@@ -12,7 +12,7 @@ import { tallyTaskHub } from "devhost";
 import { AppProcess, compiledDevhostCli } from "../tools/appProcess";
 import { startLocalStack } from "../tools/localStack";
 import { countServiceBus, cpuProfileOptions, functionExecutions, processCpuMs } from "./instrument";
-import { durableProfile, type OrderProfile } from "./orderProfile";
+import { busProfile, durableProfile, functionsProfile, type OrderProfile } from "./orderProfile";
 import { MESSAGE_BYTES_SETTING, STATUS_QUEUE, STATUSES_PER_ORDER } from "./orderShape/shape";
 
 const SHAPE_APP = {
@@ -48,8 +48,8 @@ export interface Hops {
   eventsRaisedPerOrder: number;
 }
 
-/** The real order's hops, from the end-to-end run's order profile. */
-export function hopsOf(profile: OrderProfile): Hops {
+/** An order's hops, from its order profile's bus and durable work (the real order's, or the shape's). */
+export function hopsOf(profile: Pick<OrderProfile, "bus" | "durable">): Hops {
   return {
     messagesPerOrder: profile.bus.sentPerOrder,
     deliveriesPerOrder: profile.bus.deliveriesPerOrder,
@@ -114,12 +114,13 @@ export async function benchOrderShape(options: OrderShapeOptions): Promise<Recor
   });
   const app = new AppProcess({ ...SHAPE_APP, dataDir, settings, ...cpuProfileOptions() });
   const statusesSent = () => bus.counts().sentByQueue[STATUS_QUEUE] ?? 0;
-  const through = async (orders: number, since: number) => {
+  /** Resolves once `orders` orders have sent all their status messages since the bus's counters were reset. */
+  const through = async (orders: number) => {
     const until = Date.now() + THROUGH_TIMEOUT_MS;
-    while (statusesSent() - since < orders * STATUSES_PER_ORDER) {
+    while (statusesSent() < orders * STATUSES_PER_ORDER) {
       if (Date.now() > until)
         throw new Error(
-          `order shape: ${orders} orders not through in ${THROUGH_TIMEOUT_MS / 1000} s (${statusesSent() - since} of ${orders * STATUSES_PER_ORDER} status messages)`,
+          `order shape: ${orders} orders not through in ${THROUGH_TIMEOUT_MS / 1000} s (${statusesSent()} of ${orders * STATUSES_PER_ORDER} status messages)`,
         );
       await sleep(100);
     }
@@ -131,7 +132,7 @@ export async function benchOrderShape(options: OrderShapeOptions): Promise<Recor
       app.url,
       Array.from({ length: WARMUP_ORDERS }, (_, i) => `SHAPE-WARM-${i}`),
     );
-    await through(WARMUP_ORDERS, 0);
+    await through(WARMUP_ORDERS);
     await sleep(1_000);
 
     const orderIds = Array.from({ length: options.orders }, (_, i) => `SHAPE-${i}`);
@@ -140,7 +141,7 @@ export async function benchOrderShape(options: OrderShapeOptions): Promise<Recor
     const cpuBefore = processCpuMs(app.pid);
     const started = Date.now();
     await postAll(app.url, orderIds);
-    await through(options.orders, 0);
+    await through(options.orders);
     const seconds = (Date.now() - started) / 1000;
     const cpuAfter = processCpuMs(app.pid);
     const sent = bus.counts();
@@ -153,12 +154,7 @@ export async function benchOrderShape(options: OrderShapeOptions): Promise<Recor
     );
     const shapeCpu =
       cpuBefore !== undefined && cpuAfter !== undefined ? (cpuAfter - cpuBefore) / options.orders : NaN;
-    const hops: Hops = {
-      messagesPerOrder: round(sent.sent / options.orders, 2),
-      deliveriesPerOrder: round(sent.deliveries / options.orders, 2),
-      activitiesPerOrder: durable.activitiesPerOrder,
-      eventsRaisedPerOrder: durable.eventsRaisedPerOrder,
-    };
+    const hops = hopsOf({ bus: busProfile(sent, options.orders), durable });
     const mismatches = hopMismatches(hops, hopsOf(options.profile));
     if (mismatches.length > 0)
       throw new Error(`the order shape no longer makes the real order's hops (${mismatches.join("; ")})`);
@@ -169,10 +165,7 @@ export async function benchOrderShape(options: OrderShapeOptions): Promise<Recor
     return {
       ordersPerSec: round(ordersPerSec, 1),
       ...hops,
-      executionsPerOrder: round(
-        [...executions.values()].reduce((n, e) => n + e.count, 0) / options.orders,
-        2,
-      ),
+      executionsPerOrder: functionsProfile(executions, options.orders, shapeCpu).executionsPerOrder,
       orderExecutionsPerOrder: options.profile.functions.executionsPerOrder,
       episodesPerOrder: durable.episodesPerOrder,
       orderEpisodesPerOrder: options.profile.durable.episodesPerOrder,
