@@ -169,6 +169,13 @@ export const API = {
       400: { description: "Not JSON, or an invalid field, named", body: "Problem" },
       409: { description: "The orderId was already submitted with different data", body: "Problem" },
       429: backlogFull("Refused"),
+      503: {
+        description:
+          "The order store or the bus did not answer within its retries; nothing was accepted unless the same " +
+          "request is sent again (it is then 202). Call again after Retry-After",
+        body: "Problem",
+        headers: ["Retry-After"],
+      },
     },
   },
   getOrderStatus: {

@@ -23,6 +23,7 @@ import { validateOrder } from "../submission/submit";
 import { continuationParam, encodeContinuation, listLimit, routeOrderId, stateFilter } from "./params";
 import type { Logger } from "../services/logger";
 import { auditName, type Principal } from "./principal";
+import { describeInfraError, isTransientInfraError } from "../services/infraResilience";
 import { json, problem, problemSchema, readJsonBody, withoutStoreFields } from "./responses";
 
 /** Seconds a client should wait after a 429: about one starter period, when capacity may have freed up. */
@@ -107,16 +108,26 @@ export async function submitOrderRequest(
       { "retry-after": String(RETRY_AFTER_SECONDS) },
     );
   }
-  const stored = await deps.orders.ensure(order, deps.now());
-  if (stored.kind === "conflict") {
-    return problem(409, `order ${order.orderId} was already submitted with different data`);
+  try {
+    const stored = await deps.orders.ensure(order, deps.now());
+    if (stored.kind === "conflict") {
+      return problem(409, `order ${order.orderId} was already submitted with different data`);
+    }
+    // Should this fail, the client sees a 503 and sends the same request again, which finds its own document;
+    // should it never come back, the Supervisor's sweep finds the document and completes the submission.
+    await deps.messaging.send(
+      QUEUES.orders,
+      { body: order, messageId: submissionMessageId(order), correlationId: order.orderId },
+      from,
+    );
+  } catch (error) {
+    if (!isTransientInfraError(error)) throw error;
+    return json(
+      503,
+      { error: `order ${order.orderId} not accepted: ${describeInfraError(error)}; send it again later` },
+      { "retry-after": String(RETRY_AFTER_SECONDS) },
+    );
   }
-  // Should this fail, the client sees a 5xx and sends the same request again, which finds its own document.
-  await deps.messaging.send(
-    QUEUES.orders,
-    { body: order, messageId: submissionMessageId(order), correlationId: order.orderId },
-    from,
-  );
   const statusUrl = new URL(
     `/api/orders/${encodeURIComponent(order.orderId)}/status`,
     request.url,

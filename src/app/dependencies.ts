@@ -10,9 +10,11 @@ import { BacklogGauge } from "../services/backlog";
 import { ServiceBreaker } from "../services/breaker";
 import { holdsSupervisorLease, observeOrdersPerState, recordStateWrite } from "../services/metrics";
 import { ChaosInjector } from "../services/chaos";
+import { Checkpoint } from "../services/checkpoint";
 import { RemoteServiceClient } from "../services/remoteService";
 import { Messaging, createServiceBusClient } from "../services/serviceBus";
 import { StateStore } from "../services/stateStore";
+import { SUBMISSION_CHECK } from "../supervisor/submissions";
 import { appWorkflows } from "./workflows";
 
 /**
@@ -29,6 +31,8 @@ export interface Dependencies {
   admission: AdmissionSlots;
   orders: OrderStore;
   leases: LeaseManager;
+  /** How far the Supervisor has checked that every stored order has a state record (supervisor/submissions.ts). */
+  submissionsChecked: Checkpoint;
   /** The Pending backlog the front door checks against MAX_PENDING_BACKLOG, counted at most once a second. */
   backlog: BacklogGauge;
   messaging: Messaging;
@@ -115,6 +119,7 @@ export function createDependencies(
     admission,
     orders: new OrderStore(containers.orders),
     leases: new LeaseManager(containers.leases),
+    submissionsChecked: new Checkpoint(containers.leases, SUBMISSION_CHECK.checkpoint),
     backlog: new BacklogGauge(states, now),
     messaging,
     notifications,

@@ -5,6 +5,7 @@ import { startAttemptWith } from "../scheduler/durableClient";
 import { requestClaimRound } from "../scheduler/starter";
 import { submitOrder } from "../submission/submit";
 import { isFirstDelivery, setAsideRejected } from "./rejectedMessage";
+import { rescheduleOnInfraFault } from "./rescheduled";
 import { tracedMessage } from "./traced";
 
 export async function submitOrderHandler(message: unknown, context: InvocationContext): Promise<void> {
@@ -19,9 +20,14 @@ export async function submitOrderHandler(message: unknown, context: InvocationCo
   }
   context.log(`order ${outcome.record.orderId} ${outcome.created ? "accepted" : "already accepted"}`);
   if (outcome.created) {
-    // Fast path: an idle system starts the order now instead of at the next starter tick.
+    // Fast path: an idle system starts the order now instead of at the next starter tick. The order is accepted
+    // whatever happens here: should the round fail, the starter's timer claims it.
     const client = df.getClient(context);
-    await requestClaimRound(deps, context, startAttemptWith(client));
+    await requestClaimRound(deps, context, startAttemptWith(client)).catch((error: unknown) =>
+      context.warn(
+        `order ${outcome.record.orderId}: claim round failed, left to the starter (${String(error)})`,
+      ),
+    );
   }
 }
 
@@ -29,5 +35,5 @@ app.serviceBusQueue("submitOrder", {
   connection: "ServiceBusConnection",
   queueName: "orders",
   extraInputs: [df.input.durableClient()],
-  handler: tracedMessage("orders", submitOrderHandler),
+  handler: tracedMessage("orders", rescheduleOnInfraFault("orders", submitOrderHandler, dependencies)),
 });

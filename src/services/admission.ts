@@ -17,7 +17,7 @@ import {
   type SlotEntry,
   type StateRecord,
 } from "../domain";
-import { cosmosStatus } from "./cosmos";
+import { cosmosStatus } from "./cosmosErrors";
 import type { Logger } from "./logger";
 import type { StateStore } from "./stateStore";
 

@@ -8,7 +8,20 @@ import type { StateStore } from "./stateStore";
  */
 export const BACKLOG_CACHE_MS = 1_000;
 
-/** The Pending backlog as the front door sees it: counted at most once per BACKLOG_CACHE_MS per instance. */
+/**
+ * How long a request waits for a count in progress when it has an older one to answer with. Requests that arrive
+ * while a count runs share it; were the count stalled (a store fault), every POST would wait with it.
+ */
+export const BACKLOG_WAIT_MS = 250;
+
+/**
+ * The Pending backlog as the front door sees it: counted at most once per BACKLOG_CACHE_MS per instance. A request
+ * that finds the count old starts the next one (or joins the one running) and waits for it at most
+ * BACKLOG_WAIT_MS, then answers with the last count: a slow or stalled count holds up no request. A count that
+ * fails answers with the last one known (0 before any): the 429 is back-pressure, and refusing orders because the
+ * count failed would turn a store blip into refused submissions (the order's own write then says whether the
+ * store answers).
+ */
 export class BacklogGauge {
   private last: { count: number; at: number } | undefined;
   private counting: Promise<number> | undefined;
@@ -20,17 +33,27 @@ export class BacklogGauge {
 
   async pending(): Promise<number> {
     const at = this.now().getTime();
-    if (this.last && at - this.last.at >= 0 && at - this.last.at < BACKLOG_CACHE_MS) return this.last.count;
-    // Requests that arrive while a count runs share it.
+    const last = this.last;
+    if (last && at - last.at >= 0 && at - last.at < BACKLOG_CACHE_MS) return last.count;
     this.counting ??= this.states
       .count(["Pending"])
       .then((count) => {
         this.last = { count, at };
         return count;
       })
+      .catch(() => this.last?.count ?? 0)
       .finally(() => {
         this.counting = undefined;
       });
-    return this.counting;
+    if (!last) return this.counting;
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<number>((resolve) => {
+      timer = setTimeout(() => resolve(last.count), BACKLOG_WAIT_MS);
+    });
+    try {
+      return await Promise.race([this.counting, waited]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

@@ -16,7 +16,7 @@ import {
   type BreakerRecord,
   type BreakerSettings,
 } from "../domain";
-import { cosmosStatus } from "./cosmos";
+import { cosmosStatus } from "./cosmosErrors";
 import type { Logger } from "./logger";
 import type { Notifications } from "./notifications";
 

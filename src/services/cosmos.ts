@@ -1,26 +1,31 @@
 import { CosmosClient, type Container } from "@azure/cosmos";
 import type { AppConfig, CosmosConnectionConfig } from "../config";
 import { credentialFor } from "./credential";
+import { STORE_CALLS } from "./infraResilience";
+import { ResilientStoreHttpClient } from "./storeHttpClient";
 
 export { credentialFor };
+export { cosmosStatus } from "./cosmosErrors";
 
 /** The containers (docs/contract.md#data); all partitioned on /orderId. */
 export const CONTAINERS = { orders: "orders", state: "state", leases: "leases" } as const;
 
 /**
  * One client per process (the SDK pools connections and caches routing). Against a plain-http endpoint (the
- * local emulator) endpoint discovery must be off: the account metadata advertises https.
+ * local emulator) endpoint discovery must be off: the account metadata advertises https. Every request goes
+ * through the resilient HTTP client (timeouts of seconds, transient faults retried: storeHttpClient.ts).
  */
 export function createCosmosClient(connection: CosmosConnectionConfig): CosmosClient {
-  const connectionPolicy = { enableEndpointDiscovery: !connection.endpoint.startsWith("http://") };
-  if (connection.kind === "key") {
-    return new CosmosClient({ endpoint: connection.endpoint, key: connection.key, connectionPolicy });
-  }
-  return new CosmosClient({
+  const common = {
     endpoint: connection.endpoint,
-    aadCredentials: credentialFor(connection.clientId),
-    connectionPolicy,
-  });
+    connectionPolicy: {
+      enableEndpointDiscovery: !connection.endpoint.startsWith("http://"),
+      requestTimeout: STORE_CALLS.sdkRequestTimeoutMs,
+    },
+    httpClient: new ResilientStoreHttpClient(),
+  };
+  if (connection.kind === "key") return new CosmosClient({ ...common, key: connection.key });
+  return new CosmosClient({ ...common, aadCredentials: credentialFor(connection.clientId) });
 }
 
 export interface CosmosContainers {
@@ -39,10 +44,4 @@ export function cosmosContainers(config: Pick<AppConfig, "cosmos" | "cosmosDatab
     state: database.container(CONTAINERS.state),
     leases: database.container(CONTAINERS.leases),
   };
-}
-
-/** Status code of an @azure/cosmos error (409 conflict, 412 precondition failed, 404, 429...). */
-export function cosmosStatus(error: unknown): number | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "number" ? code : undefined;
 }

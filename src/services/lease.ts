@@ -1,5 +1,5 @@
 import type { Container } from "@azure/cosmos";
-import { cosmosStatus } from "./cosmos";
+import { cosmosStatus } from "./cosmosErrors";
 
 /** A lease document in the `leases` container; its partition key (`orderId`) holds the lease name. */
 interface LeaseDocument {

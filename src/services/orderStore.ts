@@ -1,7 +1,7 @@
 import type { Container } from "@azure/cosmos";
 import { z } from "zod";
 import { isoTimestamp, orderFingerprint, orderSchema, type Order } from "../domain";
-import { cosmosStatus } from "./cosmos";
+import { cosmosStatus } from "./cosmosErrors";
 
 /** The orders DB document: the immutable order as submitted, keyed by orderId (GET /api/orders/{orderId} shows it). */
 export const orderDocumentSchema = orderSchema.safeExtend({
@@ -10,6 +10,12 @@ export const orderDocumentSchema = orderSchema.safeExtend({
   submittedAt: isoTimestamp,
 });
 export type OrderDocument = z.infer<typeof orderDocumentSchema>;
+
+/** Where an order document stands in the order of submission: what the Supervisor's check of submissions pages by. */
+export interface SubmittedOrder {
+  orderId: string;
+  submittedAt: string;
+}
 
 export type EnsureOrderOutcome =
   | { kind: "created"; document: OrderDocument }
@@ -72,5 +78,35 @@ export class OrderStore {
     return existing.fingerprint === fingerprint
       ? { kind: "existing", document: existing }
       : { kind: "conflict", document: existing, fingerprint };
+  }
+
+  /**
+   * The orders submitted after `after` and at or before `upTo`, oldest first, a page at a time (a cross-partition
+   * query on the orders' range index of submittedAt; only the two fields come back).
+   */
+  async submittedBetween(
+    after: string,
+    upTo: string,
+    pageSize: number,
+    continuation: string | undefined,
+  ): Promise<{ items: SubmittedOrder[]; continuation: string | undefined }> {
+    const response = await this.container.items
+      .query<SubmittedOrder>(
+        {
+          query:
+            "SELECT c.orderId, c.submittedAt FROM c WHERE c.submittedAt > @after AND c.submittedAt <= @upTo " +
+            "ORDER BY c.submittedAt ASC",
+          parameters: [
+            { name: "@after", value: after },
+            { name: "@upTo", value: upTo },
+          ],
+        },
+        { maxItemCount: pageSize, ...(continuation ? { continuationToken: continuation } : {}) },
+      )
+      .fetchNext();
+    return {
+      items: response.resources ?? [],
+      continuation: response.hasMoreResults ? response.continuationToken : undefined,
+    };
   }
 }

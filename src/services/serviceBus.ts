@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { ServiceBusClient, type ServiceBusSender } from "@azure/service-bus";
+import { RetryMode, ServiceBusClient, type ServiceBusSender } from "@azure/service-bus";
 import type { Span } from "@opentelemetry/api";
 import type { ServiceBusConnectionConfig } from "../config";
 import {
@@ -11,12 +11,16 @@ import {
   type StatusMessage,
 } from "../domain";
 import { credentialFor } from "./credential";
+import { jsonText } from "./jsonText";
+import { BUS_CALLS } from "./infraResilience";
 import { inSpan, spanOf, SpanKind, traceProperties } from "./tracing";
 
+/** One client per process; each operation waits seconds, not the SDK's default minute (infraResilience.ts). */
 export function createServiceBusClient(connection: ServiceBusConnectionConfig): ServiceBusClient {
+  const options = { retryOptions: { ...BUS_CALLS, mode: RetryMode.Exponential } };
   return connection.kind === "connectionString"
-    ? new ServiceBusClient(connection.connectionString)
-    : new ServiceBusClient(connection.fullyQualifiedNamespace, credentialFor(connection.clientId));
+    ? new ServiceBusClient(connection.connectionString, options)
+    : new ServiceBusClient(connection.fullyQualifiedNamespace, credentialFor(connection.clientId), options);
 }
 
 export interface OutgoingMessage {
@@ -28,6 +32,8 @@ export interface OutgoingMessage {
   /** Default application/json. */
   contentType?: string;
   applicationProperties?: Record<string, string | number | boolean>;
+  /** Delivered from then on, not at once (a message put back for later: functions/rescheduled.ts). */
+  scheduledEnqueueTimeUtc?: Date;
 }
 
 /** A message a trigger refused for good, set aside with the reason an operator needs (docs/operations.md). */
@@ -142,6 +148,9 @@ export class Messaging {
       ...(message.messageId ? { messageId: message.messageId } : {}),
       ...(message.correlationId ? { correlationId: message.correlationId } : {}),
       ...(message.subject ? { subject: message.subject } : {}),
+      ...(message.scheduledEnqueueTimeUtc
+        ? { scheduledEnqueueTimeUtc: message.scheduledEnqueueTimeUtc }
+        : {}),
       ...(Object.keys(applicationProperties).length > 0 ? { applicationProperties } : {}),
     });
   }
@@ -164,11 +173,12 @@ export class Messaging {
   async sendRejected(rejected: RejectedMessage, from?: object): Promise<void> {
     const key = `${rejected.sourceQueue}:${rejected.originalSequenceNumber ?? `id:${rejected.originalMessageId}`}`;
     const isJson =
-      typeof rejected.body === "object" && rejected.body !== null && !Buffer.isBuffer(rejected.body);
+      typeof rejected.body === "object" && rejected.body !== null && !(rejected.body instanceof Uint8Array);
     await this.send(
       QUEUES.rejected,
       {
-        body: rejected.body,
+        // The bytes of a JSON body, made here: a body nested too deep for the SDK's JSON.stringify is forwarded too.
+        body: isJson ? Buffer.from(jsonText(rejected.body)) : rejected.body,
         messageId:
           key.length <= MAX_MESSAGE_ID ? key : `sha256:${createHash("sha256").update(key).digest("hex")}`,
         subject: rejected.reason,

@@ -10,7 +10,7 @@ import {
   type StateRecord,
   type TransitionResult,
 } from "../domain";
-import { cosmosStatus } from "./cosmos";
+import { cosmosStatus } from "./cosmosErrors";
 
 /** What happened to a transition the store was asked to apply. */
 export type StoreOutcome =
@@ -318,6 +318,19 @@ export class StateStore {
       this.parse(r, r.orderId ?? "?"),
     );
     return { items, continuation: response.hasMoreResults ? response.continuationToken : undefined };
+  }
+
+  /** Which of these orders have a state record: one cross-partition query returning ids only. */
+  async existing(orderIds: readonly string[]): Promise<Set<string>> {
+    if (orderIds.length === 0) return new Set();
+    const names = orderIds.map((_, i) => `@id${i}`);
+    const { resources } = await this.container.items
+      .query<string>({
+        query: `SELECT VALUE c.orderId FROM c WHERE c.orderId IN (${names.join(", ")})`,
+        parameters: orderIds.map((value, i) => ({ name: names[i]!, value })),
+      })
+      .fetchAll();
+    return new Set(resources);
   }
 
   /** Due, unlocked records for the starter to claim: compensations first, then oldest first. */

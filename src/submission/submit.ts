@@ -75,9 +75,27 @@ export async function submitOrder(
     });
     return { kind: "conflict", reason };
   }
+  return recordSubmission(deps, log, order, alert);
+}
+
+/**
+ * The second half of a submission, once the order document is stored: the state record, created if missing, and
+ * the submitter's "received". The `orders` queue's submission runs it, and so does the Supervisor's sweep for an
+ * order document that has no record (src/supervisor/submissions.ts).
+ */
+export async function recordSubmission(
+  deps: Pick<Dependencies, "states" | "workflows" | "notifications" | "now">,
+  log: Logger,
+  order: Order,
+  alert: (raised: Parameters<Notifications["alert"]>[1]) => Promise<void>,
+): Promise<SubmissionOutcome> {
   // The order's trace is the one this submission runs in: every attempt of it joins it from the record.
   const { created, record } = await deps.states.create(
-    submit(order, { now, workflow: deps.workflows.latest("order"), traceparent: traceparentOf(spanOf(log)) }),
+    submit(order, {
+      now: deps.now(),
+      workflow: deps.workflows.latest("order"),
+      traceparent: traceparentOf(spanOf(log)),
+    }),
   );
   annotate(log, { "sas.order_id": order.orderId, "sas.submission": created ? "created" : "known" });
   if (!created) {

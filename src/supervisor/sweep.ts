@@ -9,6 +9,7 @@ import {
   type StateRecord,
 } from "../domain";
 import { sendDecidedAlert } from "../services/decidedAlerts";
+import { checkSubmissions } from "./submissions";
 import type { Logger } from "../services/logger";
 import { noteSupervisorLease, recordRecovery } from "../services/metrics";
 import { contextOf, inSpan, spanLogger, SpanKind } from "../services/tracing";
@@ -24,6 +25,8 @@ export interface SweepReport {
   outcomes: Partial<Record<ProcessState, number>>;
   /** Alerts a crash left unsent, sent by this sweep. */
   alertsResent: number;
+  /** Stored orders that had no state record, given one by this sweep (submissions.ts). */
+  submissionsCompleted: number;
 }
 
 /** Sends the alerts that records decided but no one sent (the deciding process died between write and send). */
@@ -90,7 +93,18 @@ export async function expireAttempt(
  * paged with continuation tokens, because it fans out to every partition.
  */
 export async function sweep(
-  deps: Pick<Dependencies, "config" | "states" | "leases" | "notifications" | "breaker" | "now">,
+  deps: Pick<
+    Dependencies,
+    | "config"
+    | "states"
+    | "leases"
+    | "notifications"
+    | "breaker"
+    | "orders"
+    | "workflows"
+    | "submissionsChecked"
+    | "now"
+  >,
   log: Logger,
   holder: string,
 ): Promise<SweepReport> {
@@ -104,6 +118,7 @@ export async function sweep(
     pages: 0,
     outcomes: {},
     alertsResent: 0,
+    submissionsCompleted: 0,
   };
   const lease = await deps.leases.tryAcquire(SUPERVISOR_LEASE, holder, config.supervisorLeaseSeconds, now);
   noteSupervisorLease(lease.acquired ? lease.expiresAt : null);
@@ -156,9 +171,11 @@ export async function sweep(
     continuation = page.continuation;
   } while (continuation && report.pages < MAX_PAGES_PER_SWEEP);
   report.alertsResent = await resendUnsentAlerts(deps, log, now);
+  report.submissionsCompleted = (await checkSubmissions(deps, log)).completed;
   log.log(
     `supervisor sweep: scanned ${report.scanned}, acted ${report.acted}, skipped ${report.skipped} in ${report.pages} page(s) ${JSON.stringify(report.outcomes)}` +
-      (report.alertsResent > 0 ? `, ${report.alertsResent} unsent alert(s) sent` : ""),
+      (report.alertsResent > 0 ? `, ${report.alertsResent} unsent alert(s) sent` : "") +
+      (report.submissionsCompleted > 0 ? `, ${report.submissionsCompleted} stored order(s) submitted` : ""),
   );
   return report;
 }
