@@ -12,6 +12,7 @@ import { encodeClientPrincipal, type ClientPrincipal } from "devhost/auth";
 import type { ProcessState, StateRecord } from "../../src/domain";
 import { FAST_TIMINGS } from "../../tools/fastTimings";
 import { startLocalStack, type LocalStackAddresses } from "../../tools/localStack";
+import { startFaultProxies, type FaultProxies } from "./faultProxy";
 import { sampleSettings } from "../../tools/repository";
 import {
   simulatorFaults,
@@ -55,7 +56,10 @@ export interface RecordWaits {
 
 export interface E2E extends RecordWaits {
   host: DevHost;
+  /** The emulators themselves: what the harness's own clients use, so they see the truth during faults. */
   emulators: LocalStackAddresses;
+  /** With `faultProxies`: the proxies between the app and its store and bus (faultProxy.ts). */
+  proxies?: FaultProxies;
   bus: ServiceBusClient;
   logs: LogRecord[];
   /** fetch against the app's HTTP API: `api("/api/orders")`. */
@@ -86,6 +90,11 @@ export interface E2EOptions {
    * the app's time then read `e2e.host.clock`, never Date.
    */
   timeSkipping?: boolean;
+  /**
+   * Put fault proxies (faultProxy.ts) between the app and the Service Bus and Cosmos DB emulators: `e2e.proxies`
+   * breaks the app's connections while the harness's own still reach the emulators.
+   */
+  faultProxies?: boolean;
 }
 
 /** Starts the stack and the app on it, with `settings` on top of E2E_SETTINGS and the shipped ones. */
@@ -95,6 +104,7 @@ export async function startE2E(
 ): Promise<E2E> {
   const stack = await startLocalStack();
   const { emulators } = stack;
+  const faulty = options.faultProxies ? await startFaultProxies(emulators) : undefined;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "e2e-"));
   const logs: LogRecord[] = [];
   // The devhost reads the shipped settings itself (the app root is the repository's) and points their emulator
@@ -104,7 +114,7 @@ export async function startE2E(
     appEntry: APP_ENTRY,
     dataDir,
     port: 0,
-    emulators,
+    emulators: faulty?.proxied ?? emulators,
     settings: {
       ...explicit,
       ...settingsForSimulator(emulators.simulatorUrl, { ...sampleSettings(), ...explicit }),
@@ -131,6 +141,7 @@ export async function startE2E(
   return {
     host,
     emulators,
+    ...(faulty ? { proxies: faulty.proxies } : {}),
     bus,
     logs,
     api,
@@ -151,7 +162,10 @@ export async function startE2E(
     ...simulatorAndQueues(sim, bus),
     async stop() {
       await bus.close();
+      // A healthy network for the app's shutdown, then no proxy holding an emulator's connection open.
+      faulty?.proxies.clear();
       await host.stop();
+      await faulty?.close();
       await stack.stop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },

@@ -24,6 +24,7 @@ import {
   type RecordWaits,
   type SimulatorFaults,
 } from "./e2e";
+import { startFaultProxies, type FaultProxies } from "./faultProxy";
 import { devhostCliIn } from "./globalSetup";
 
 export type { AppProcess } from "../../tools/appProcess";
@@ -46,7 +47,10 @@ export interface StartAppOptions {
 }
 
 export interface ChildStack extends RecordWaits {
+  /** The emulators themselves: what the stack's own clients use, so they see the truth during faults. */
   emulators: LocalStackAddresses;
+  /** With `faultProxies`: the proxies between the apps and their store and bus (faultProxy.ts). */
+  proxies?: FaultProxies;
   bus: ServiceBusClient;
   containers: { state: Container; leases: Container };
   /** Starts an app and resolves once it serves HTTP (its url is then set). */
@@ -61,9 +65,17 @@ export interface ChildStack extends RecordWaits {
   stop(): Promise<void>;
 }
 
-export async function startChildStack(): Promise<ChildStack> {
+export interface ChildStackOptions {
+  /** Start the apps behind fault proxies (faultProxy.ts): `proxies` breaks their connections, not the stack's. */
+  faultProxies?: boolean;
+}
+
+export async function startChildStack(options: ChildStackOptions = {}): Promise<ChildStack> {
   const stack = await startLocalStack();
   const { emulators } = stack;
+  const faulty = options.faultProxies ? await startFaultProxies(emulators) : undefined;
+  // The apps' settings: the shipped ones pointed at the stack, or at the proxies in front of it.
+  const appSettings = faulty?.appSettings ?? stack.appSettings;
   const cli = devhostCliIn(inject("appBuildDir"));
   const temps: string[] = [];
   const running = new Set<AppProcess>();
@@ -85,7 +97,7 @@ export async function startChildStack(): Promise<ChildStack> {
       dataDir,
       // Each start gets its own log, so output() is this run's alone even when a data directory is reused.
       logFile: path.join(dataDir, `app-${Date.now()}-${running.size}.log`),
-      settings: stack.appSettings({
+      settings: appSettings({
         ...E2E_SETTINGS,
         [ORDER_APP_ENTRY_SETTING]: APP_ENTRY,
         ...options.settings,
@@ -106,6 +118,7 @@ export async function startChildStack(): Promise<ChildStack> {
 
   return {
     emulators,
+    ...(faulty ? { proxies: faulty.proxies } : {}),
     bus,
     containers,
     startApp,
@@ -116,6 +129,7 @@ export async function startChildStack(): Promise<ChildStack> {
       await Promise.all([...running].map((app) => app.kill()));
       await bus.close();
       cosmos.dispose();
+      await faulty?.close();
       await stack.stop();
       for (const dir of temps) fs.rmSync(dir, { recursive: true, force: true });
     },
