@@ -30,6 +30,8 @@ export interface AppProcessOptions {
 }
 
 const HOST_STARTED = /Host started: (http:\/\/127\.0\.0\.1:\d+)/;
+/** The start-up line that names the durable HTTP API with its system key (`code`). */
+const DURABLE_API_KEY = /Durable HTTP API \(system key durabletask_extension\): \S+\?code=([\w%-]+)/;
 
 /** The devhost CLI of the installed (compiled) devhost package, for tools that run from dist/. */
 export function compiledDevhostCli(): string {
@@ -40,6 +42,7 @@ export class AppProcess {
   private child: ChildProcess | undefined;
   private childExit: Promise<number | null> = Promise.resolve(null);
   private currentUrl: string | undefined;
+  private currentDurableKey: string | undefined;
   private lastPid: number | undefined;
   private readonly settingsFile: string;
   readonly logFile: string;
@@ -60,6 +63,15 @@ export class AppProcess {
   get url(): string {
     if (!this.currentUrl) throw new Error("the app is not running");
     return this.currentUrl;
+  }
+
+  /**
+   * The durable HTTP API's system key, which /runtime/webhooks/durabletask/ requires (as `code` or
+   * `x-functions-key`); the devhost keeps it in the data directory, so it stays the same across restarts.
+   */
+  get durableKey(): string {
+    if (!this.currentDurableKey) throw new Error("the app has not started");
+    return this.currentDurableKey;
   }
 
   get running(): boolean {
@@ -102,8 +114,11 @@ export class AppProcess {
     });
     const deadline = Date.now() + (this.options.startTimeoutMs ?? 60_000);
     for (;;) {
-      const found = HOST_STARTED.exec(this.readLog(logOffset));
+      const output = this.readLog(logOffset);
+      const found = HOST_STARTED.exec(output);
       if (found?.[1]) {
+        const key = DURABLE_API_KEY.exec(output)?.[1];
+        if (key) this.currentDurableKey = decodeURIComponent(key);
         this.currentUrl = found[1];
         return found[1];
       }

@@ -95,7 +95,8 @@ it("resumes after a SIGKILL mid-step: every order Processed, each effect applied
       expect.objectContaining({ event: "expired", by: "supervisor", attempt: 1 }),
     );
     const res = await fetch(
-      `${second.url}/durabletask/instances/${encodeURIComponent(`${order.orderId}:1`)}`,
+      `${second.url}/runtime/webhooks/durabletask/instances/${encodeURIComponent(`${order.orderId}:1`)}`,
+      { headers: { "x-functions-key": second.durableKey } },
     );
     expect(await res.json()).toMatchObject({ runtimeStatus: "Completed", output: { outcome: "timedOut" } });
   }

@@ -131,7 +131,7 @@ export async function startSchedulerHarness(): Promise<SchedulerHarness> {
   } finally {
     delete slots[REGISTER];
   }
-  const attempts = attemptClient(durableClient(host.engine.clientBindingData(host.url)));
+  const attempts = attemptClient(durableClient(host.durableClientData()));
   return {
     clock,
     engine: host.engine,

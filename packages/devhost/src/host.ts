@@ -15,11 +15,13 @@ import { consoleLogSink, HostLogger, type LogSink } from "./logger";
 import { findAppRoot, readHostConfig, type HostConfig } from "./settings";
 import { loadRegistrations } from "./startup/appLoad";
 import { startApp } from "./startup/appStart";
+import { durableApiMessage } from "./startup/durableApi";
 import { connectEmulators } from "./startup/emulators";
 import { serveHttp } from "./startup/httpServer";
 import { createRuntime, type HostRuntime } from "./startup/runtime";
 import { applyAppSettings } from "./startup/settings";
 import { ShutdownSteps } from "./startup/shutdown";
+import { DURABLE_KEY_NAME, loadSystemKey } from "./startup/systemKeys";
 import { setUpTriggers, type FunctionSummary, type Triggers } from "./startup/triggers";
 import type { ServiceBusTrigger } from "./triggers/serviceBus";
 import { restartWorkerOnCrash } from "./startup/workerCrash";
@@ -96,6 +98,16 @@ export interface DevHost {
   port: number;
   functions: FunctionSummary[];
   engine: DurableEngine;
+  /**
+   * The durable HTTP API's system key (`durabletask_extension`), which /runtime/webhooks/durabletask/ requires as
+   * `code` or `x-functions-key`; kept in the data directory, so the same across restarts on it.
+   */
+  durableKey: string;
+  /**
+   * The durableClient input binding's value, as the app's client functions get it: df.getClient on an
+   * InvocationContext holding it talks to this host as the app's own durable client does.
+   */
+  durableClientData(): unknown;
   app: LoadedApp;
   /** The host's time: a HostClock with `timeSkipping`, else the `clock` option or the wall clock. */
   clock: Clock;
@@ -142,6 +154,7 @@ export async function startDevHost(options: DevHostOptions): Promise<DevHost> {
     const latency = startLatency(options, hostConfig, clock, logger);
     if (skipping) shutdown.push(installDateShim());
     const { app, registrations } = await loadRegistrations(appEntry, hostConfig, logger, shutdown);
+    const durableKey = loadSystemKey(options.dataDir, DURABLE_KEY_NAME);
     const runtime = createRuntime(
       {
         app,
@@ -149,6 +162,7 @@ export async function startDevHost(options: DevHostOptions): Promise<DevHost> {
         hostConfig,
         dataDir: options.dataDir,
         clock,
+        durableKey,
         ...(latency ? { latency } : {}),
         ...(skipping ? { appTime: <T>(run: () => T): T => runInAppTime(skipping, run) } : {}),
       },
@@ -165,6 +179,7 @@ export async function startDevHost(options: DevHostOptions): Promise<DevHost> {
         triggers,
         runtime,
         signedInAs,
+        durableKey,
       },
       logger,
       shutdown,
@@ -181,6 +196,7 @@ export async function startDevHost(options: DevHostOptions): Promise<DevHost> {
     }
 
     logger.info(formatFunctionList(triggers.summaries));
+    logger.info(durableApiMessage(server.url, durableKey));
     logger.info(hostStartedMessage(server.url, runtime.engine.taskHubName, options.dataDir));
     let stopping: Promise<void> | undefined;
     return {
@@ -188,6 +204,8 @@ export async function startDevHost(options: DevHostOptions): Promise<DevHost> {
       port: server.port,
       functions: triggers.summaries,
       engine: runtime.engine,
+      durableKey,
+      durableClientData: () => runtime.durableClientData(),
       app,
       clock,
       env: process.env,

@@ -50,7 +50,7 @@ import {
   type StartOptions,
   type TimerWork,
 } from "./types";
-import { clientBindingData, managementUrls, type ManagementUrls } from "./webhooks";
+import { clientBindingData, managementUrls, type HubAddress, type ManagementUrls } from "./webhooks";
 
 export {
   DurableRequestError,
@@ -97,6 +97,11 @@ export interface DurableEngineOptions {
    * takes it only then, on its clock. Default: at once.
    */
   hopDelay?: HopDelay;
+  /**
+   * The system key a host in front of the webhooks requires (the devhost's `durabletask_extension` key): the
+   * management URLs and the client binding carry it as `code=`. Default: none, URLs without a key.
+   */
+  systemKey?: string;
 }
 
 type State = "new" | "started" | "stopping" | "stopped";
@@ -488,19 +493,35 @@ export class DurableEngine implements DurableClientOperations {
     }));
   }
 
-  /** Node http handler for the durable HTTP API; mount it at each of DURABLE_HTTP_PATHS. */
-  handleRpc(req: http.IncomingMessage, res: http.ServerResponse, pathAfterPrefix: string): Promise<void> {
-    return handleDurableRpc(this, req, res, pathAfterPrefix, this.opts.rpcPageSize ?? 100);
+  /**
+   * Node http handler for the durable HTTP API; mount it at each of DURABLE_HTTP_PATHS. `webhookOrigin`: where the
+   * management URLs it answers with point (default: the origin the request reached, from its Host header).
+   */
+  handleRpc(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    pathAfterPrefix: string,
+    webhookOrigin?: string,
+  ): Promise<void> {
+    return handleDurableRpc(this, req, res, pathAfterPrefix, this.opts.rpcPageSize ?? 100, webhookOrigin);
   }
 
-  /** The durable client binding value, so that df.getClient(context) talks to this engine. */
-  clientBindingData(baseUrl: string): unknown {
-    return clientBindingData({ origin: baseUrl, taskHubName: this.taskHubName });
+  /**
+   * The durable client binding value, so that df.getClient(context) talks to this engine: webhooks on `baseUrl`,
+   * the client's calls to the RPC endpoint on `rpcOrigin` (default `baseUrl`).
+   */
+  clientBindingData(baseUrl: string, rpcOrigin?: string): unknown {
+    return clientBindingData({ ...this.hubAddress(baseUrl), ...(rpcOrigin ? { rpcOrigin } : {}) });
   }
 
   /** The management URLs of one instance, as the HTTP API returns them after a start. */
   managementPayload(baseUrl: string, instanceId: string): ManagementUrls {
-    return managementUrls({ origin: baseUrl, taskHubName: this.taskHubName }, instanceId);
+    return managementUrls(this.hubAddress(baseUrl), instanceId);
+  }
+
+  private hubAddress(origin: string): HubAddress {
+    const { systemKey } = this.opts;
+    return { origin, taskHubName: this.taskHubName, ...(systemKey !== undefined ? { systemKey } : {}) };
   }
 
   // ------------------------------------------------------------------ scheduling

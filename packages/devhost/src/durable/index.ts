@@ -14,7 +14,7 @@ export {
   type StartOptions,
 } from "./engine";
 export { RealClock, VirtualClock, type Clock, type TimerHandle } from "./clock";
-export { DURABLE_HTTP_PATHS } from "./webhooks";
+export { DURABLE_HTTP_PATHS, RPC_PATH, WEBHOOK_PATH } from "./webhooks";
 export { tallyTaskHub, type InstanceTally } from "./hubTally";
 export type { EntityPage, EntityQuery, EntityStatus } from "./entityQuery";
 export type { InstancePage, InstanceQuery, InstanceStatus, StatusOptions } from "./status";

@@ -3,9 +3,10 @@
 // follow the Durable Functions HTTP API reference and the extension's HttpApiHandler; paths are relative to
 // the mount point (webhooks.ts: /runtime/webhooks/durabletask/ and /durabletask/), and controller names,
 // operations and the raiseEvent literal match in any case, as ASP.NET routing does. The taskHub, connection
-// and code query parameters are accepted and ignored: the devhost has one task hub and checks no keys. It
-// knows the engine only through the operations below, which the engine implements, so that the engine can
-// serve it without the two importing each other.
+// and code query parameters are accepted and ignored here: the devhost has one task hub, and the system key is
+// the host's to check before a request gets here (startup/durableApi.ts). It knows the engine only through the
+// operations below, which the engine implements, so that the engine can serve it without the two importing each
+// other.
 import type http from "node:http";
 import { z } from "zod";
 import { InvalidEntityContinuationToken, type EntityPage, type EntityQuery } from "./entityQuery";
@@ -70,10 +71,15 @@ export async function handleDurableRpc(
   res: http.ServerResponse,
   pathAfterPrefix: string,
   pageSize: number,
+  webhookOrigin?: string,
 ): Promise<void> {
   try {
-    const origin = `http://${req.headers.host ?? "localhost"}`;
-    const url = new URL(req.url ?? "/", origin);
+    // The Host header is the server's to check (triggers/hostHeader.ts) before a request gets here.
+    const requestOrigin = `http://${req.headers.host ?? "localhost"}`;
+    const origin = webhookOrigin ?? requestOrigin;
+    const target = req.url ?? "/";
+    // Joined, not resolved: a target of "//other.host/x" must stay a path on this host.
+    const url = target.startsWith("/") ? new URL(`${requestOrigin}${target}`) : new URL(target);
     const segments = (pathAfterPrefix.split("?")[0] ?? "")
       .split("/")
       .filter((s) => s !== "")
@@ -98,7 +104,11 @@ export async function handleDurableRpc(
     if (area === "entities" && segments.length <= 3) return await handleEntities(engine, rpc);
     return send(res, 404, { error: `No durable API route for ${rpc.method} /${segments.join("/")}` });
   } catch (err) {
-    if (err instanceof DurableRequestError) return send(res, err.status, { error: err.message });
+    if (err instanceof DurableRequestError) {
+      // A body over the limit is left unread: only closing the connection ends it.
+      const close: Record<string, string> = err.status === 413 ? { Connection: "close" } : {};
+      return send(res, err.status, { error: err.message }, close);
+    }
     if (err instanceof InvalidContinuationToken || err instanceof InvalidEntityContinuationToken) {
       return send(res, 400, { error: err.message });
     }

@@ -51,15 +51,19 @@ export function readBody(req: http.IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    req.on("data", (chunk: Buffer) => {
+    const onData = (chunk: Buffer): void => {
       size += chunk.length;
       if (size > MAX_BODY_BYTES) {
+        // Paused, not destroyed: destroying the request would take the socket, and the 413 with it. The 413
+        // closes the connection (rpc.ts), so the rest is never read.
+        req.off("data", onData);
+        req.pause();
         reject(new DurableRequestError(413, `request body over ${MAX_BODY_BYTES} bytes`));
-        req.destroy();
         return;
       }
       chunks.push(chunk);
-    });
+    };
+    req.on("data", onData);
     req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
   });

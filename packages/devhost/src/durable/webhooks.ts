@@ -1,7 +1,9 @@
 // Where the durable HTTP API lives and the URLs the Durable extension hands out for it. The extension serves
-// one API twice: at /runtime/webhooks/durabletask/ (the public webhooks that management URLs, such as
-// statusQueryGetUri, point at) and at its local RPC endpoint, /durabletask/ (the `rpcBaseUrl` that
-// durable-functions' DurableClient calls). The devhost serves both on its one port.
+// one API twice: at /runtime/webhooks/durabletask/ on the app's port (the public webhooks that management URLs,
+// such as statusQueryGetUri, point at), where the host requires the extension's system key, and at its local RPC
+// endpoint, /durabletask/ on a loopback port of its own (the `rpcBaseUrl` that durable-functions' DurableClient
+// calls, which passes no key). The webhook URLs it hands out carry the key as `code=`, after taskHub and
+// connection, as the extension appends the query of the webhook URL the host gives it.
 
 export const RPC_PATH = "/durabletask/";
 export const WEBHOOK_PATH = "/runtime/webhooks/durabletask/";
@@ -17,6 +19,10 @@ export interface HubAddress {
   /** http://host:port the caller reached the host at. */
   origin: string;
   taskHubName: string;
+  /** The system key the webhooks require; none: URLs without `code=` (an engine without a host in front). */
+  systemKey?: string;
+  /** http://host:port of the local RPC endpoint; default `origin`. */
+  rpcOrigin?: string;
 }
 
 export interface ManagementUrls {
@@ -39,9 +45,15 @@ export function managementUrls(hub: HubAddress, instanceId: string): ManagementU
   return buildManagementUrls(hub, encodeURIComponent(instanceId), instanceId);
 }
 
+/** `code=<key>`, or "" without a key: the query every webhook URL ends with. */
+function keyQuery(hub: HubAddress): string {
+  return hub.systemKey === undefined ? "" : `code=${encodeURIComponent(hub.systemKey)}`;
+}
+
 function buildManagementUrls(hub: HubAddress, idInPath: string, id: string): ManagementUrls {
   const instance = `${webhookBase(hub.origin)}/instances/${idInPath}`;
-  const query = `taskHub=${encodeURIComponent(hub.taskHubName)}&connection=${DEFAULT_CONNECTION}`;
+  const key = keyQuery(hub);
+  const query = `taskHub=${encodeURIComponent(hub.taskHubName)}&connection=${DEFAULT_CONNECTION}${key ? `&${key}` : ""}`;
   return {
     id,
     statusQueryGetUri: `${instance}?${query}`,
@@ -68,16 +80,18 @@ export function checkStatusBody(urls: ManagementUrls): Omit<ManagementUrls, "rew
 export function clientBindingData(hub: HubAddress): Record<string, unknown> {
   const base = webhookBase(hub.origin);
   const orchestrators = `${base}/orchestrators/{functionName}[/{instanceId}]`;
+  // The extension appends the webhook URL's query (the system key) after "?" and "&", and hands it on as the
+  // query every webhook call needs.
+  const key = keyQuery(hub);
   return {
     taskHubName: hub.taskHubName,
-    // No system key locally, so the query strings the extension appends after "?" and "&" are empty.
     creationUrls: {
-      createNewInstancePostUri: `${orchestrators}?`,
-      createAndWaitOnNewInstancePostUri: `${orchestrators}?timeout={timeoutInSeconds}&pollingInterval={intervalInSeconds}&`,
+      createNewInstancePostUri: `${orchestrators}?${key}`,
+      createAndWaitOnNewInstancePostUri: `${orchestrators}?timeout={timeoutInSeconds}&pollingInterval={intervalInSeconds}&${key}`,
     },
     managementUrls: buildManagementUrls(hub, INSTANCE_PLACEHOLDER, INSTANCE_PLACEHOLDER),
     baseUrl: base,
-    requiredQueryStringParameters: "",
-    rpcBaseUrl: `${hub.origin.replace(/\/+$/, "")}${RPC_PATH}`,
+    requiredQueryStringParameters: key,
+    rpcBaseUrl: `${(hub.rpcOrigin ?? hub.origin).replace(/\/+$/, "")}${RPC_PATH}`,
   };
 }

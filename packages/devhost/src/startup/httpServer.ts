@@ -1,15 +1,17 @@
-// Start-up phase 6: the HTTP server, with the app's routes, the durable HTTP API (at /runtime/webhooks/durabletask/,
-// where management URLs point, and at /durabletask/, the durable client's rpcBaseUrl) and the admin API
-// (/admin/functions/) mounted on it. Once it listens the host knows its own address: the durable
-// client's binding data, WEBSITE_HOSTNAME and the function listing name it.
-import type { IncomingMessage, ServerResponse } from "node:http";
+// Start-up phase 6: the HTTP server, with the app's routes, the durable HTTP API's webhooks (at
+// /runtime/webhooks/durabletask/, where management URLs point, behind the system key) and the admin API
+// (/admin/functions/) mounted on it, and beside it the durable extension's local RPC endpoint (durableApi.ts).
+// Once they listen the host knows its own addresses: the durable client's binding data, WEBSITE_HOSTNAME and the
+// function listing name them.
 import { encodeClientPrincipal, type ClientPrincipal } from "../auth";
-import { DURABLE_HTTP_PATHS } from "../durable";
+import { WEBHOOK_PATH } from "../durable/webhooks";
 import type { Registration } from "../functionsCore";
 import type { HostLogger } from "../logger";
 import { applySettingsToEnv } from "../settings";
+import { requestBodyLimit } from "../triggers/bodyLimit";
 import { startHttpServer, type HttpFunction, type RunningHttpServer } from "../triggers/http";
 import { adminFunctionsApi } from "./adminApi";
+import { durableWebhooks, startDurableRpcEndpoint } from "./durableApi";
 import type { HostRuntime } from "./runtime";
 import type { ShutdownSteps } from "./shutdown";
 import type { Triggers } from "./triggers";
@@ -23,6 +25,8 @@ export interface HttpServerOptions {
   runtime: HostRuntime;
   /** Added to every request that carries no x-ms-client-principal. */
   signedInAs: ClientPrincipal | null;
+  /** The durable webhooks' system key (systemKeys.ts). */
+  durableKey: string;
 }
 
 export async function serveHttp(
@@ -38,20 +42,17 @@ export async function serveHttp(
     functions: triggers.httpFunctions,
     invoke: runtime.invoke,
     logger,
+    maxBodyBytes: requestBodyLimit(),
     ...(signedInAs ? { defaultHeaders: encodeClientPrincipal(signedInAs) } : {}),
     mounts: {
-      ...Object.fromEntries(
-        DURABLE_HTTP_PATHS.map((path) => [
-          path,
-          (req: IncomingMessage, res: ServerResponse, rest: string) =>
-            runtime.engine.handleRpc(req, res, rest),
-        ]),
-      ),
+      [WEBHOOK_PATH]: durableWebhooks(runtime.engine, options.durableKey),
       "/admin/functions/": adminFunctionsApi(options.registrations, triggers.timers, runtime.invoke),
     },
   });
-  runtime.setBaseUrl(server.url);
   shutdown.push(() => server.stop());
+  const rpc = await startDurableRpcEndpoint(runtime.engine, () => server.url, logger);
+  shutdown.push(() => rpc.stop());
+  runtime.setBaseUrl(server.url, rpc.url);
   // The durable client rewrites its status URLs to localhost:7071 unless the host names itself.
   shutdown.push(applySettingsToEnv({ WEBSITE_HOSTNAME: new URL(server.url).host }));
   for (const fn of triggers.httpFunctions) {

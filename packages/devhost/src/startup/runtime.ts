@@ -22,8 +22,13 @@ export interface HostRuntime {
   clock: Clock;
   /** The latency profile at work, if any. */
   latency?: HostLatency;
-  /** Where the host serves HTTP, once it does: the durable client's binding data names it. */
-  setBaseUrl(url: string): void;
+  /**
+   * Where the host serves HTTP and the durable RPC endpoint, once they listen: the durable client's binding data
+   * names them.
+   */
+  setBaseUrl(url: string, rpcUrl: string): void;
+  /** The durableClient input binding's value, as the app's client functions get it. */
+  durableClientData(): unknown;
 }
 
 export interface RuntimeOptions {
@@ -35,6 +40,8 @@ export interface RuntimeOptions {
   latency?: HostLatency;
   /** Runs each invocation in the app's time (time-skipping); default as is. */
   appTime?: <T>(run: () => T) => T;
+  /** The durable webhooks' system key, which the management URLs carry. */
+  durableKey: string;
 }
 
 export function createRuntime(
@@ -46,6 +53,7 @@ export function createRuntime(
   fs.mkdirSync(dataDir, { recursive: true });
   const byName = new Map(options.registrations.map((r) => [r.name, r]));
   let baseUrl = "";
+  let rpcUrl = "";
   const { hubName, maxConcurrentActivityFunctions, httpPollIntervalMs } = hostConfig.durableTask;
   const engine: DurableEngine = new DurableEngine({
     dataDir,
@@ -53,6 +61,7 @@ export function createRuntime(
     ...(maxConcurrentActivityFunctions ? { maxConcurrentActivities: maxConcurrentActivityFunctions } : {}),
     ...(httpPollIntervalMs !== undefined ? { httpPollIntervalMs } : {}),
     clock,
+    systemKey: options.durableKey,
     ...(latency ? { hopDelay: latency.hopDelay } : {}),
     log: (line) => logger.write({ level: "information", category: "system", message: line }),
     // Durable work goes through the invoker too, for hooks and the Executing/Executed lines. The engine
@@ -68,7 +77,8 @@ export function createRuntime(
   });
   const clients = new ServiceBusClients();
   shutdown.push(() => clients.close());
-  const clientData = () => ({ string: JSON.stringify(engine.clientBindingData(baseUrl)) });
+  const durableClientData = (): unknown => engine.clientBindingData(baseUrl, rpcUrl);
+  const clientData = () => ({ string: JSON.stringify(durableClientData()) });
   const invoker: Invoker = new Invoker({
     app,
     logger,
@@ -85,8 +95,10 @@ export function createRuntime(
     clients,
     clock,
     ...(latency ? { latency } : {}),
-    setBaseUrl: (url) => {
+    setBaseUrl: (url, rpc) => {
       baseUrl = url;
+      rpcUrl = rpc;
     },
+    durableClientData,
   };
 }

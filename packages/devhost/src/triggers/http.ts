@@ -2,16 +2,18 @@
 // as the Functions host does (`/<routePrefix>/<route>`, methods, route parameters, 404 for no route, 405
 // for a route registered with other methods), hands the request over as the host's RpcHttpData so that
 // @azure/functions builds the HttpRequest itself, and writes back the RpcHttpData the library made of the
-// handler's HttpResponse. Other paths (the durable client's RPC) can be mounted under a prefix.
+// handler's HttpResponse. Other paths (the durable webhooks, the admin API) can be mounted under a prefix. Before
+// any of that, it refuses what Kestrel refuses before the host sees a request: a bad Host header (hostHeader.ts)
+// and a body over the size limit (bodyLimit.ts).
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import type { Registration, RpcHttpCookie, RpcHttpData, RpcTypedData } from "../functionsCore";
 import type { InvocationResult, InvokeRequest } from "../invocation";
 import type { HostLogger } from "../logger";
+import { declaresTooLarge, DEFAULT_BODY_SIZE_LIMIT, readLimitedBody, sendTooLarge } from "./bodyLimit";
+import { requestOrigin } from "./hostHeader";
 import { compareRoutes, compileRoute, type CompiledRoute } from "./httpRoutes";
-
-/** Requests larger than this get 413, like the host's default request size limit (100 MB). */
-const MAX_BODY_BYTES = 100 * 1024 * 1024;
 
 export interface HttpFunction {
   registration: Registration;
@@ -42,6 +44,8 @@ export interface HttpServerOptions {
    * (auth.ts); a request carrying any of them keeps its own.
    */
   defaultHeaders?: Record<string, string>;
+  /** Request bodies over this many bytes get 413 (bodyLimit.ts); default the host's 100 MB. */
+  maxBodyBytes?: number;
 }
 
 export interface RunningHttpServer {
@@ -105,18 +109,6 @@ function flattenHeaders(headers: http.IncomingHttpHeaders): Record<string, strin
   return flat;
 }
 
-async function readBody(req: http.IncomingMessage): Promise<Buffer | "too-large"> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    if (size > MAX_BODY_BYTES) return "too-large";
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks);
-}
-
 function typedDataToBuffer(data: RpcTypedData | null | undefined): Buffer | undefined {
   if (!data) return undefined;
   if (data.bytes) return Buffer.from(data.bytes);
@@ -165,6 +157,36 @@ function sendText(res: http.ServerResponse, status: number, headers: Record<stri
   res.writeHead(status, headers).end();
 }
 
+function sendBadRequest(res: http.ServerResponse, problem: string): void {
+  if (res.headersSent) return;
+  res
+    .writeHead(400, {
+      "content-type": "text/plain; charset=utf-8",
+      "content-length": Buffer.byteLength(problem),
+      connection: "close",
+    })
+    .end(problem);
+}
+
+/**
+ * A request node's parser refused (a control character in a header, a malformed request line, ...): 400 with the
+ * parser's reason, where node's own answer has no text. Too-large headers keep node's 431.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable || error.code === "ECONNRESET") {
+    socket.destroy();
+    return;
+  }
+  const [status, text] =
+    error.code === "HPE_HEADER_OVERFLOW"
+      ? ["431 Request Header Fields Too Large", "Request headers too large."]
+      : ["400 Bad Request", `Bad request: ${error.message.replace(/[^\x20-\x7e]/g, "?")}.`];
+  socket.end(
+    `HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+  );
+}
+
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
   const functions = [...options.functions].sort((a, b) => compareRoutes(a.route, b.route));
   const mounts = Object.entries(options.mounts ?? {});
@@ -184,8 +206,20 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     return allowed.size > 0 ? { kind: "method" as const, allowed } : { kind: "none" as const };
   };
 
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_BODY_SIZE_LIMIT;
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
-    const url = new URL(req.url ?? "/", baseUrl);
+    // Checked before anything else, as the web server does: neither reaches a mount or the app.
+    const target = requestOrigin(req, new URL(baseUrl).host);
+    if ("problem" in target) {
+      sendBadRequest(res, target.problem);
+      return;
+    }
+    if (declaresTooLarge(req, maxBodyBytes)) {
+      sendTooLarge(res, maxBodyBytes);
+      return;
+    }
+    // Joined, not resolved: a target of "//other.host/x" must stay a path on this host.
+    const url = new URL(`${target.origin}${target.pathAndQuery}`);
     const method = (req.method ?? "GET").toUpperCase();
     for (const [prefix, handler] of mounts) {
       // Paths match in any case, as in the host (ASP.NET routing).
@@ -210,15 +244,14 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       sendText(res, 405, { allow: [...route.allowed].join(", ") });
       return;
     }
-    const body = await readBody(req);
+    const body = await readLimitedBody(req, maxBodyBytes);
     if (body === "too-large") {
-      sendText(res, 413);
+      sendTooLarge(res, maxBodyBytes);
       return;
     }
-    const host = req.headers.host ?? new URL(baseUrl).host;
     const rpcHttp: RpcHttpData = {
       method,
-      url: `http://${host}${req.url ?? "/"}`,
+      url: url.href,
       headers: withDefaults(flattenHeaders(req.headers), options.defaultHeaders),
       params: route.params,
       query: queryMap(url.searchParams),
@@ -235,7 +268,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     writeRpcResponse(res, result.response?.returnValue?.http ?? undefined);
   };
 
-  const server = http.createServer((req, res) => {
+  // The Host header is checked in `handle`, where the answer can say what is wrong with it.
+  const server = http.createServer({ requireHostHeader: false }, (req, res) => {
     handle(req, res).catch((error: unknown) => {
       options.logger.error(
         `HTTP ${req.method} ${req.url} failed in the devhost: ${(error as Error).stack ?? String(error)}`,
@@ -244,6 +278,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       res.end();
     });
   });
+  server.on("clientError", answerClientError);
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

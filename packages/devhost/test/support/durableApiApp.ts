@@ -101,3 +101,8 @@ export async function startThroughStarter(
 export function fill(url: string, value: string): string {
   return url.replace("{eventName}", encodeURIComponent(value)).replace("{text}", encodeURIComponent(value));
 }
+
+/** `url` with the durable API's system key as its `code` query parameter. */
+export function withKey(url: string, key: string): string {
+  return `${url}${url.includes("?") ? "&" : "?"}code=${encodeURIComponent(key)}`;
+}

@@ -1,10 +1,12 @@
 // The durable HTTP API as a user meets it on the devhost: the quickstart's HTTP starter returns the check-status
 // response, and plain HTTP requests follow its URLs (/runtime/webhooks/durabletask/...), with the routes,
 // status codes and shapes of the extension's HTTP API.
+import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   call,
   fill,
+  withKey,
   startApiHost,
   startThroughStarter,
   type ApiHost,
@@ -14,6 +16,8 @@ import {
 
 let api: ApiHost;
 let webhooks: string;
+/** A webhook URL with the system key, as every caller of the API must send it. */
+const hook = (pathAndQuery: string): string => withKey(`${webhooks}${pathAndQuery}`, api.host.durableKey);
 beforeAll(async () => {
   api = await startApiHost();
   webhooks = `${api.host.url}/runtime/webhooks/durabletask`;
@@ -32,7 +36,7 @@ describe("the check-status response of an HTTP starter", () => {
     expect(reply.headers.get("location")).toBe(links.statusQueryGetUri);
     expect(reply.headers.get("retry-after")).toBe("10");
     const instance = `${webhooks}/instances/${links.id}`;
-    const query = "taskHub=ApiSamples&connection=Storage";
+    const query = `taskHub=ApiSamples&connection=Storage&code=${api.host.durableKey}`;
     expect(links).toEqual({
       id: links.id,
       statusQueryGetUri: `${instance}?${query}`,
@@ -173,11 +177,9 @@ describe("the status payload", () => {
 
 describe("the API's own routes", () => {
   it("starts with POST orchestrators/{name}/{id}: the check-status 202, without rewindPostUri as in the extension", async () => {
-    const reply = await call<Record<string, string>>(
-      "POST",
-      `${webhooks}/orchestrators/HelloCities/cities-1`,
-      ["Oslo"],
-    );
+    const reply = await call<Record<string, string>>("POST", hook(`/orchestrators/HelloCities/cities-1`), [
+      "Oslo",
+    ]);
     expect(reply.status).toBe(202);
     expect(reply.body.id).toBe("cities-1");
     expect(reply.headers.get("location")).toBe(reply.body.statusQueryGetUri);
@@ -200,32 +202,26 @@ describe("the API's own routes", () => {
   });
 
   it("with timeout and pollingInterval, the start waits: 200 with the output, or the check-status 202 in time", async () => {
-    const finished = await call(
-      "POST",
-      `${webhooks}/orchestrators/HelloCities?timeout=10&pollingInterval=1`,
-      ["Rome"],
-    );
+    const finished = await call("POST", hook(`/orchestrators/HelloCities?timeout=10&pollingInterval=1`), [
+      "Rome",
+    ]);
     expect(finished).toMatchObject({ status: 200, body: ["Hello Rome!"] });
     const waiting = await call<CheckStatus>(
       "POST",
-      `${webhooks}/orchestrators/ApprovalWorkflow?timeout=0.2&pollingInterval=0.1`,
+      hook(`/orchestrators/ApprovalWorkflow?timeout=0.2&pollingInterval=0.1`),
       { item: "pen" },
     );
     expect(waiting.status).toBe(202);
     expect(waiting.headers.get("location")).toBe(waiting.body.statusQueryGetUri);
-    const tooFast = await call(
-      "POST",
-      `${webhooks}/orchestrators/HelloCities?timeout=1&pollingInterval=5`,
-      [],
-    );
+    const tooFast = await call("POST", hook(`/orchestrators/HelloCities?timeout=1&pollingInterval=5`), []);
     expect(tooFast.status).toBe(400);
     await call("POST", fill(waiting.body.terminatePostUri, "cleanup"));
   });
 
   it("refuses an unknown orchestrator (400), a bad instance id (400) and invalid JSON (400)", async () => {
-    expect((await call("POST", `${webhooks}/orchestrators/NoSuchThing`)).status).toBe(400);
-    expect((await call("POST", `${webhooks}/orchestrators/HelloCities/%40at-sign`, [])).status).toBe(400);
-    const bad = await fetch(`${webhooks}/orchestrators/HelloCities`, { method: "POST", body: "[not json" });
+    expect((await call("POST", hook(`/orchestrators/NoSuchThing`))).status).toBe(400);
+    expect((await call("POST", hook(`/orchestrators/HelloCities/%40at-sign`), [])).status).toBe(400);
+    const bad = await fetch(hook(`/orchestrators/HelloCities`), { method: "POST", body: "[not json" });
     expect(bad.status).toBe(400);
     expect(await bad.text()).toContain("not valid JSON");
   });
@@ -234,43 +230,45 @@ describe("the API's own routes", () => {
     await api.idle();
     const list = await call<Status[]>(
       "GET",
-      `${webhooks}/instances?runtimeStatus=Completed&instanceIdPrefix=cities-&taskHub=ApiSamples&connection=Storage&code=anything`,
+      hook(
+        `/instances?runtimeStatus=Completed&instanceIdPrefix=cities-&taskHub=ApiSamples&connection=Storage`,
+      ),
     );
     expect(list.status).toBe(200);
     expect(list.body.map((s) => s.instanceId)).toEqual(["cities-1"]);
-    expect((await call("DELETE", `${webhooks}/instances?runtimeStatus=Completed`)).status).toBe(400);
+    expect((await call("DELETE", hook(`/instances?runtimeStatus=Completed`))).status).toBe(400);
     const purged = await call<{ instancesDeleted: number }>(
       "DELETE",
-      `${webhooks}/instances?createdTimeFrom=2000-01-01T00:00:00Z&runtimeStatus=Terminated`,
+      hook(`/instances?createdTimeFrom=2000-01-01T00:00:00Z&runtimeStatus=Terminated`),
     );
     expect(purged.status).toBe(200);
     expect(purged.body.instancesDeleted).toBeGreaterThan(0);
-    const left = await call<Status[]>("GET", `${webhooks}/instances?runtimeStatus=Terminated`);
+    const left = await call<Status[]>("GET", hook(`/instances?runtimeStatus=Terminated`));
     expect(left.body).toEqual([]);
   });
 
-  it("matches paths in any case and ignores taskHub, connection and code", async () => {
+  it("matches paths in any case and ignores taskHub and connection", async () => {
     const reply = await call<Status>(
       "GET",
-      `${api.host.url}/runtime/webhooks/durableTask/Instances/cities-1?taskHub=ApiSamples&connection=Storage&code=x`,
+      `${api.host.url}/runtime/webhooks/durableTask/Instances/cities-1?taskHub=ApiSamples&connection=Storage&code=${api.host.durableKey}`,
     );
     expect(reply).toMatchObject({ status: 200, body: { instanceId: "cities-1" } });
   });
 
   it("answers 404 for routes and methods it does not have", async () => {
-    expect((await call("GET", `${webhooks}/orchestrators/HelloCities`)).status).toBe(404);
-    expect((await call("PUT", `${webhooks}/instances/cities-1`)).status).toBe(404);
-    expect((await call("POST", `${webhooks}/instances/cities-1/explode`)).status).toBe(404);
-    expect((await call("GET", `${webhooks}/nothing-here`)).status).toBe(404);
+    expect((await call("GET", hook(`/orchestrators/HelloCities`))).status).toBe(404);
+    expect((await call("PUT", hook(`/instances/cities-1`))).status).toBe(404);
+    expect((await call("POST", hook(`/instances/cities-1/explode`))).status).toBe(404);
+    expect((await call("GET", hook(`/nothing-here`))).status).toBe(404);
   });
 });
 
 describe("entities", () => {
-  const counter = (): string => `${webhooks}/entities/Counter/c1`;
+  const counter = (query = ""): string => hook(`/entities/Counter/c1${query}`);
 
   it("signals with POST ?op= (JSON input), reads the state with GET, and deletes with DELETE", async () => {
-    expect((await call("POST", `${counter()}?op=add`, 5)).status).toBe(202);
-    expect((await call("POST", `${counter()}?op=add`, 2)).status).toBe(202);
+    expect((await call("POST", counter("?op=add"), 5)).status).toBe(202);
+    expect((await call("POST", counter("?op=add"), 2)).status).toBe(202);
     await api.idle();
     expect(await call("GET", counter())).toMatchObject({ status: 200, body: 7 });
     expect((await call("DELETE", counter())).status).toBe(202);
@@ -279,21 +277,18 @@ describe("entities", () => {
   });
 
   it("lists the entities of a name, with their state when fetchState=true", async () => {
-    await call("POST", `${webhooks}/entities/Counter/a?op=add`, 1);
-    await call("POST", `${webhooks}/entities/Counter/b?op=add`, 2);
+    await call("POST", hook(`/entities/Counter/a?op=add`), 1);
+    await call("POST", hook(`/entities/Counter/b?op=add`), 2);
     await api.idle();
-    const plain = await call<Array<Record<string, unknown>>>("GET", `${webhooks}/entities/Counter`);
+    const plain = await call<Array<Record<string, unknown>>>("GET", hook(`/entities/Counter`));
     expect(plain.status).toBe(200);
     expect(plain.body).toEqual([
       { entityId: { name: "counter", key: "a" }, lastOperationTime: expect.any(String), state: null },
       { entityId: { name: "counter", key: "b" }, lastOperationTime: expect.any(String), state: null },
     ]);
-    const withState = await call<Array<{ state: unknown }>>(
-      "GET",
-      `${webhooks}/entities/counter?fetchState=true`,
-    );
+    const withState = await call<Array<{ state: unknown }>>("GET", hook(`/entities/counter?fetchState=true`));
     expect(withState.body.map((e) => e.state)).toEqual([1, 2]);
-    expect((await call<unknown[]>("GET", `${webhooks}/entities/Other`)).body).toEqual([]);
+    expect((await call<unknown[]>("GET", hook(`/entities/Other`))).body).toEqual([]);
   });
 });
 
@@ -303,11 +298,99 @@ describe("activities with extra inputs", () => {
     await api.idle();
     const handOver = await call<Status>("GET", started.statusQueryGetUri);
     expect(handOver.body).toMatchObject({ runtimeStatus: "Completed", output: "follow-up-Lisbon" });
-    const followUp = await call<Status>("GET", `${webhooks}/instances/follow-up-Lisbon`);
+    const followUp = await call<Status>("GET", hook(`/instances/follow-up-Lisbon`));
     expect(followUp.body).toMatchObject({
       name: "HelloCities",
       runtimeStatus: "Completed",
       output: ["Hello Lisbon!"],
     });
+  });
+});
+
+describe("the system key (durabletask_extension), which the webhooks require as the host does", () => {
+  /** A management URL without its `code`. */
+  const unkeyed = (url: string): string => url.replace(/&code=[^&]*/, "");
+
+  it("answers 401 without the key, or with a wrong one, and the request never reaches the engine", async () => {
+    const links = await startThroughStarter(api, "ApprovalWorkflow", { item: "desk" });
+    await api.idle();
+    const refused = [
+      ["GET", links.statusQueryGetUri],
+      ["POST", fill(links.sendEventPostUri, "Approval")],
+      ["POST", fill(links.terminatePostUri, "stolen")],
+      ["POST", fill(links.suspendPostUri, "stolen")],
+      ["POST", links.restartPostUri],
+      ["DELETE", links.purgeHistoryDeleteUri],
+      ["GET", `${webhooks}/instances`],
+      ["POST", `${webhooks}/orchestrators/HelloCities`],
+      ["GET", `${webhooks}/entities/Counter`],
+      ["POST", `${webhooks}/entities/Counter/stolen?op=add`],
+    ] as const;
+    for (const [method, url] of refused) {
+      const init = {
+        method,
+        headers: { "content-type": "application/json" },
+        body: method === "POST" ? "1" : null,
+      };
+      for (const attempt of [
+        fetch(unkeyed(url), init),
+        fetch(`${unkeyed(url)}${url.includes("?") ? "&" : "?"}code=not-the-key`, init),
+        fetch(unkeyed(url), { ...init, headers: { ...init.headers, "x-functions-key": "not-the-key" } }),
+      ]) {
+        const reply = await attempt;
+        expect([method, url, reply.status]).toEqual([method, url, 401]);
+        expect(await reply.text()).toContain("durabletask_extension");
+      }
+    }
+    await api.idle();
+    expect(api.host.engine.getStatus(links.id)?.runtimeStatus).toBe("Running");
+    expect(api.host.engine.readEntityState({ name: "Counter", key: "stolen" }).exists).toBe(false);
+    await call("POST", fill(links.terminatePostUri, "cleanup"));
+  });
+
+  it("accepts the key as ?code= (in every URL the API hands out) or as x-functions-key", async () => {
+    const links = await startThroughStarter(api, "ApprovalWorkflow", { item: "lamp" });
+    expect(links.statusQueryGetUri).toContain(`code=${api.host.durableKey}`);
+    expect((await fetch(links.statusQueryGetUri)).status).toBe(202);
+    const byHeader = await fetch(unkeyed(links.statusQueryGetUri), {
+      headers: { "x-functions-key": api.host.durableKey },
+    });
+    expect(byHeader.status).toBe(202);
+    expect((await call("POST", fill(links.terminatePostUri, "cleanup"))).status).toBe(202);
+  });
+
+  it("is printed at start-up with the URL of the API, and that URL answers", async () => {
+    const line = `Durable HTTP API (system key durabletask_extension): ${webhooks}/instances?code=${api.host.durableKey}`;
+    expect(api.host.lines()).toContain(line);
+    expect((await fetch(line.slice(line.indexOf("http://")))).status).toBe(200);
+  });
+
+  it("the app's port has no keyless /durabletask/: the client's RPC endpoint is a loopback port of its own", async () => {
+    expect((await fetch(`${api.host.url}/durabletask/instances`)).status).toBe(404);
+    const binding = api.host.durableClientData() as {
+      rpcBaseUrl: string;
+      requiredQueryStringParameters: string;
+    };
+    expect(binding.requiredQueryStringParameters).toBe(`code=${api.host.durableKey}`);
+    const rpc = new URL(binding.rpcBaseUrl);
+    expect(rpc.origin).not.toBe(api.host.url);
+    expect(rpc.hostname).toBe("127.0.0.1");
+    expect((await fetch(new URL("instances", rpc))).status).toBe(200);
+    // A name that only resolves to loopback (DNS rebinding) is not loopback.
+    const rebound = await new Promise<number | undefined>((resolve, reject) => {
+      http
+        .get({
+          host: "127.0.0.1",
+          port: rpc.port,
+          path: "/durabletask/instances",
+          headers: { host: "evil.example" },
+        })
+        .on("response", (res) => {
+          res.resume();
+          resolve(res.statusCode);
+        })
+        .on("error", reject);
+    });
+    expect(rebound).toBe(400);
   });
 });

@@ -64,6 +64,9 @@ app.http("echo", {
   }),
 });
 
+// The URL as the app sees it, which the host builds from the request's Host header and target.
+app.get("requestUrl", { route: "request-url", handler: (request) => ({ jsonBody: { url: request.url } }) });
+
 app.get("fails", { handler: () => Promise.reject(new Error("boom")) });
 
 app.get("nothing", { handler: () => undefined });
