@@ -1,6 +1,6 @@
 import type { HttpRequest } from "@azure/functions";
 import { z } from "zod";
-import { capText } from "../domain";
+import { boundedText } from "../domain";
 
 /**
  * Who calls the operator routes. Operators are people signed in with Entra ID through the platform's built-in
@@ -45,10 +45,6 @@ const APPLICATION_CLAIMS = ["azp", "appid"];
 // Entra puts app roles in `roles`; the platform's claim mapping may name them after role_typ or the long URI.
 const ROLE_CLAIMS = ["roles", "http://schemas.microsoft.com/ws/2008/06/identity/claims/role"];
 
-/** Keeps names printable and short before they reach the audit trail or a log line. */
-const printable = (text: string, max: number): string =>
-  capText(text.replace(/[^\x20-\x7e\u00a0-\uffff]/g, "?"), max);
-
 export type PrincipalResult =
   { kind: "anonymous" } | { kind: "invalid"; reason: string } | { kind: "principal"; principal: Principal };
 
@@ -78,13 +74,14 @@ export function readPrincipal(request: HttpRequest): PrincipalResult {
     id;
   if (!name) return { kind: "invalid", reason: `${PRINCIPAL_HEADER}: no object id or name claim` };
   const roleTypes = role_typ ? [...ROLE_CLAIMS, role_typ] : ROLE_CLAIMS;
+  // Names reach the audit trail and log lines: escaped, and short.
   return {
     kind: "principal",
     principal: {
-      id: printable(id ?? name, 64),
-      name: printable(name, 64),
+      id: boundedText(id ?? name, 64),
+      name: boundedText(name, 64),
       roles: [...new Set(claims.filter((c) => roleTypes.includes(c.typ)).map((c) => c.val))],
-      provider: printable(request.headers.get("x-ms-client-principal-idp") ?? auth_typ, 32),
+      provider: boundedText(request.headers.get("x-ms-client-principal-idp") ?? auth_typ, 32),
     },
   };
 }

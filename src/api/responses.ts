@@ -1,6 +1,7 @@
 import type { HttpRequest, HttpResponseInit } from "@azure/functions";
 import { z } from "zod";
-import { capText, quoteValue } from "../domain";
+import { boundedText, quoteValue } from "../domain";
+import { decodeUtf8 } from "./utf8";
 
 export const json = (
   status: number,
@@ -59,7 +60,8 @@ export function checkJsonContentType(request: HttpRequest): HttpResponseInit | u
 
 /**
  * Reads a JSON body with a size limit, after checking its content type. Bodies are checked against
- * MAX_REQUEST_BYTES before parsing, so an oversize request costs no parse.
+ * MAX_REQUEST_BYTES before parsing, so an oversize request costs no parse. The bytes must be UTF-8 (a leading
+ * byte order mark is dropped): a body that is not is refused with 400, never stored with U+FFFD in its place.
  */
 export async function readJsonBody(
   request: HttpRequest,
@@ -73,15 +75,27 @@ export async function readJsonBody(
   if (declared > maxBytes) {
     return { ok: false, response: problem(413, `body: expected at most ${maxBytes} bytes, got ${declared}`) };
   }
-  const text = await request.text();
-  if (Buffer.byteLength(text) > maxBytes) {
+  const bytes = new Uint8Array(await request.arrayBuffer());
+  if (bytes.byteLength > maxBytes) {
     return { ok: false, response: problem(413, `body: expected at most ${maxBytes} bytes`) };
   }
+  const decoded = decodeUtf8(bytes);
+  if (!decoded.ok) {
+    return {
+      ok: false,
+      response: problem(
+        400,
+        `body: expected UTF-8, got bytes that are not UTF-8 at byte offset ${decoded.offset}`,
+      ),
+    };
+  }
+  const text = decoded.text;
   if (text === "" && "emptyAs" in options) return { ok: true, body: options.emptyAs };
   try {
     return { ok: true, body: JSON.parse(text) as unknown };
   } catch (error) {
-    const detail = capText((error as Error).message, 200);
+    // V8's message quotes a piece of the body, so it is escaped like any other input.
+    const detail = boundedText((error as Error).message, 200);
     return { ok: false, response: problem(400, `body: expected JSON (${detail})`) };
   }
 }

@@ -16,7 +16,7 @@
  * serving every other order.
  */
 import { z } from "zod";
-import { capText, isoTimestamp, MAX_REASON_LENGTH } from "./validation";
+import { boundedText, isoTimestamp, MAX_REASON_LENGTH } from "./validation";
 import { agentNameSchema, type AgentName } from "./workflow";
 
 /** The breaker's fixed tuning; the open period's first length is the setting BREAKER_OPEN_SECONDS. */
@@ -312,7 +312,7 @@ function withAlert(
 ): BreakerAlert[] {
   const decided: BreakerAlert = {
     kind,
-    reason: capText(reason, MAX_REASON_LENGTH),
+    reason: boundedText(reason, MAX_REASON_LENGTH),
     messageId: `breaker:${service}:${outage}:${kind}`,
     decidedAt: now.toISOString(),
     sentAt: null,

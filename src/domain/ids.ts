@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { quoteValue } from "./validation";
 
 /**
  * The identifiers that travel between the roles, and the one grammar each must follow. Every id from a request or
@@ -17,13 +18,6 @@ export const STEP_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 /** Attempt numbers start at 1 (attempt 0 is "never claimed"); nine digits is more than any order will need. */
 const ATTEMPT_PATTERN = "[1-9][0-9]{0,8}";
 const INSTANCE_ID_PATTERN = new RegExp(`^(${ORDER_ID_PATTERN.source.slice(1, -1)}):(${ATTEMPT_PATTERN})$`);
-
-/** Shows a rejected value in a message without letting it grow the message or hide control characters. */
-export function quoteValue(value: unknown, max = 80): string {
-  const text = typeof value === "string" ? value : String(value);
-  const shown = JSON.stringify(text.length > max ? text.slice(0, max) : text);
-  return text.length > max ? `${shown}... (${text.length} characters)` : shown;
-}
 
 export const orderIdSchema = z.string().regex(ORDER_ID_PATTERN, {
   error: (issue) => `expected ${ORDER_ID_RULE}, got ${quoteValue(issue.input)}`,

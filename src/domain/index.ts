@@ -1,5 +1,6 @@
 export * from "./validation";
 export * from "./ids";
+export * from "./currencies";
 export * from "./order";
 export * from "./workflow";
 export * from "./stateRecord";

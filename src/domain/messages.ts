@@ -6,11 +6,10 @@ import {
   instanceIdSchema,
   orderIdSchema,
   parseInstanceId,
-  quoteValue,
   STEP_NAME_PATTERN,
   stepKindSchema,
 } from "./ids";
-import { isoTimestamp, MAX_REASON_LENGTH } from "./validation";
+import { isoTimestamp, MAX_REASON_LENGTH, quoteValue } from "./validation";
 import { SERVICE_ALERT_KINDS } from "./breaker";
 import { agentNameSchema } from "./workflow";
 

@@ -1,11 +1,16 @@
 import { createHash } from "node:crypto";
 import countries from "i18n-iso-countries";
 import { z } from "zod";
+import { currencyMinorUnits, isActiveCurrency } from "./currencies";
 import { ORDER_ID_PATTERN, ORDER_ID_RULE } from "./ids";
+import { escapeText, quoteValue } from "./validation";
 
-/** The first few unknown field names, and how many more: a body may carry thousands. */
+/** The first few unknown field names (the sender's text, so escaped), and how many more: a body may carry thousands. */
 const namesOf = (keys: string[]): string => {
-  const shown = keys.slice(0, 5).map((k) => (k.length > 40 ? `${k.slice(0, 40)}...` : k));
+  const shown = keys.slice(0, 5).map((key) => {
+    const k = escapeText(key);
+    return k.length > 40 ? `${k.slice(0, 40)}...` : k;
+  });
   return shown.join(", ") + (keys.length > shown.length ? ` and ${keys.length - shown.length} more` : "");
 };
 
@@ -32,50 +37,50 @@ export const ORDER_LIMITS = {
   maxOrderTotal: 10_000_000,
 } as const;
 
-const decimalPlacesAtMost = (n: number, places: number): boolean => {
-  const scaled = n * 10 ** places;
-  // Floating point: 9.99 * 100 is 998.9999999999999, so compare with a tolerance rather than exactly.
-  return Math.abs(scaled - Math.round(scaled)) < 1e-6;
-};
+/** Amounts are kept in cents: no price has more decimals, whatever its currency's minor unit (BHD has 3). */
+const AMOUNT_DECIMALS = 2;
+/** The smallest price: one cent. A currency without a minor unit (JPY) starts at 1, its decimals being 0. */
+const MIN_AMOUNT = 0.01;
 
-/** A price: above 0 (a payment of 0 is refused), at most ORDER_LIMITS.maxUnitPrice, in whole cents. */
+/**
+ * Decimal places of a number as JSON would write it: String(n) is the shortest decimal that reads back as n, so
+ * 9.99 has 2, 0.1 + 0.2 (0.30000000000000004) has 17, 1e-9 has 9 and 1.5e-7 has 8. Exact, where scaling by 100
+ * and comparing with a tolerance would let 1e-9 pass as a whole number of cents.
+ */
+export function decimalPlaces(n: number): number {
+  const [mantissa = "", exponent = "0"] = String(Math.abs(n)).split("e");
+  const fraction = mantissa.split(".")[1] ?? "";
+  return Math.max(0, fraction.length - Number(exponent));
+}
+
+/** A price an order can be charged: from MIN_AMOUNT to ORDER_LIMITS.maxUnitPrice, in whole cents. */
+const isAmount = (n: number): boolean =>
+  n >= MIN_AMOUNT && n <= ORDER_LIMITS.maxUnitPrice && decimalPlaces(n) <= AMOUNT_DECIMALS;
+
+/** A price: at least a cent (a payment of 0 is refused, and less is not an amount), at most maxUnitPrice. */
 const money = z
   .number(expected("a number"))
   .superRefine((n, ctx) => {
-    if (!(n > 0 && n <= ORDER_LIMITS.maxUnitPrice)) {
+    if (!(n >= MIN_AMOUNT && n <= ORDER_LIMITS.maxUnitPrice)) {
       ctx.addIssue({
         code: "custom",
-        message: `expected an amount from 0.01 to ${ORDER_LIMITS.maxUnitPrice}`,
+        message: `expected an amount from ${MIN_AMOUNT} to ${ORDER_LIMITS.maxUnitPrice}`,
         input: n,
       });
-    } else if (!decimalPlacesAtMost(n, 2)) {
+    } else if (decimalPlaces(n) > AMOUNT_DECIMALS) {
       ctx.addIssue({ code: "custom", message: "expected at most two decimal places", input: n });
     }
   })
   // What the refinement checks, for the JSON Schema of the API description (which cannot run it).
   .meta({
-    exclusiveMinimum: 0,
+    minimum: MIN_AMOUNT,
     maximum: ORDER_LIMITS.maxUnitPrice,
     description: "At most two decimal places, and no more than the currency's minor unit",
   });
 
-/** ISO 4217 codes of the currencies in use, from the platform's ICU data (it drops withdrawn ones). */
-const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf("currency"));
-
-/** Decimals by currency, worked out once each: an Intl.NumberFormat costs more to make than an order to check. */
-const decimalsByCurrency = new Map<string, number>();
-
 /** Minor units of a currency (JPY 0, EUR 2), capped at the two decimal places amounts are kept in. */
 export function currencyDecimals(currency: string): number {
-  let decimals = decimalsByCurrency.get(currency);
-  if (decimals === undefined) {
-    const digits = new Intl.NumberFormat("en", { style: "currency", currency }).resolvedOptions()
-      .maximumFractionDigits;
-    decimals = Math.min(digits ?? 2, 2);
-    // Only known currencies reach here (the schema checks CURRENCIES first), so the map stays bounded.
-    decimalsByCurrency.set(currency, decimals);
-  }
-  return decimals;
+  return Math.min(currencyMinorUnits(currency) ?? AMOUNT_DECIMALS, AMOUNT_DECIMALS);
 }
 
 export const orderItemSchema = z.strictObject(
@@ -101,7 +106,7 @@ export const addressSchema = z.strictObject(
       .string(expected("a string"))
       .refine((code) => /^[A-Z]{2}$/.test(code) && countries.isValid(code), {
         error: (issue) =>
-          `expected an ISO 3166-1 alpha-2 country code such as DE, got ${JSON.stringify(String(issue.input).slice(0, 8))}`,
+          `expected an ISO 3166-1 alpha-2 country code such as DE, got ${quoteValue(issue.input, 8)}`,
       })
       .meta({ pattern: "^[A-Z]{2}$", description: "An officially assigned ISO 3166-1 alpha-2 code, or XK" }),
   },
@@ -125,9 +130,9 @@ export const orderSchema = z
         .max(100, { error: "expected at most 100 items" }),
       currency: z
         .string(expected("a string"))
-        .refine((code) => CURRENCIES.has(code), {
+        .refine(isActiveCurrency, {
           error: (issue) =>
-            `expected an ISO 4217 code of a currency in use, such as EUR, got ${JSON.stringify(String(issue.input).slice(0, 8))}`,
+            `expected an ISO 4217 code of a currency in use, such as EUR, got ${quoteValue(issue.input, 8)}`,
         })
         .meta({ pattern: "^[A-Z]{3}$", description: "An ISO 4217 code of a currency in use" }),
       shippingAddress: addressSchema,
@@ -150,15 +155,14 @@ export const orderSchema = z
           item !== null &&
           Number.isInteger(item.quantity) &&
           item.quantity >= 1 &&
-          item.unitPrice > 0 &&
-          item.unitPrice <= ORDER_LIMITS.maxUnitPrice &&
-          decimalPlacesAtMost(item.unitPrice, 2),
+          typeof item.unitPrice === "number" &&
+          isAmount(item.unitPrice),
       );
-    if (!CURRENCIES.has(order.currency) || !itemsValid) return;
+    if (!isActiveCurrency(order.currency) || !itemsValid) return;
     const decimals = currencyDecimals(order.currency);
     let totalCents = 0;
     order.items.forEach((item, i) => {
-      if (!decimalPlacesAtMost(item.unitPrice, decimals)) {
+      if (decimalPlaces(item.unitPrice) > decimals) {
         ctx.addIssue({
           code: "custom",
           path: ["items", i, "unitPrice"],

@@ -18,33 +18,102 @@ export const MAX_ISSUES_SHOWN = 8;
 export const MAX_ISSUE_LENGTH = 160;
 export const MAX_REASON_LENGTH = 1_024;
 
-/** True when text holds a C0 control character or DEL: nothing a person types into a reason or a name. */
+/**
+ * Characters that can end, hide or reorder a line when text is printed: C0 controls, DEL, C1 controls
+ * (U+0080-U+009F; U+0085 is a line break to some readers), the line and paragraph separators U+2028 and U+2029,
+ * and the bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069) that make a line read
+ * differently from what it holds. Nothing a person types into a reason or a name; anything a forged log line needs.
+ */
+export function isControlCharacter(code: number): boolean {
+  return (
+    code < 0x20 ||
+    (code >= 0x7f && code <= 0x9f) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    (code >= 0x202a && code <= 0x202e) ||
+    (code >= 0x2066 && code <= 0x2069)
+  );
+}
+
+/** True when text holds a control character (isControlCharacter). */
 export function hasControlCharacters(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x20 || code === 0x7f) return true;
-  }
+  for (let i = 0; i < text.length; i++) if (isControlCharacter(text.charCodeAt(i))) return true;
   return false;
 }
 
-/** Shortens text to `max` characters, saying how long it was. */
+const SHORT_ESCAPES: Readonly<Record<number, string>> = {
+  8: "\\b",
+  9: "\\t",
+  10: "\\n",
+  12: "\\f",
+  13: "\\r",
+};
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
+
+/**
+ * Text that came from a message or a request, made safe to put in a reason, a description, a response or a log
+ * line: every control character (isControlCharacter), and every lone surrogate, is written as its JSON escape
+ * (`\n`, `\u0085`), so the text stays on one line and reads as it is. Printable text, backslashes included, is left
+ * as it is: escaping an escaped text changes nothing, so a reason built from escaped parts can be escaped again
+ * on its way out. The one escaping function of the app: every sink of message-controlled text goes through it.
+ */
+export function escapeText(text: string): string {
+  let out = "";
+  let from = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (isHighSurrogate(code) && isLowSurrogate(text.charCodeAt(i + 1))) {
+      i++;
+      continue;
+    }
+    if (!isControlCharacter(code) && !isHighSurrogate(code) && !isLowSurrogate(code)) continue;
+    out += text.slice(from, i) + (SHORT_ESCAPES[code] ?? `\\u${code.toString(16).padStart(4, "0")}`);
+    from = i + 1;
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
+
+/** Shortens text to `max` characters, saying how long it was; never between the two halves of a character. */
 export function capText(text: string, max: number): string {
   if (text.length <= max) return text;
   const note = `... (${text.length} characters)`;
-  return text.slice(0, Math.max(0, max - note.length)) + note;
+  let end = Math.max(0, max - note.length);
+  if (end > 0 && isHighSurrogate(text.charCodeAt(end - 1))) end--;
+  return text.slice(0, end) + note;
 }
 
+/** Message-controlled text as every reason, description and log line shows it: escaped, then at most `max` long. */
+export function boundedText(text: string, max: number): string {
+  return capText(escapeText(text), max);
+}
+
+/** Shows a rejected value in a message without letting it grow the message or hide control characters. */
+export function quoteValue(value: unknown, max = 80): string {
+  const text = typeof value === "string" ? value : String(value);
+  const shown = escapeText(JSON.stringify(text.length > max ? text.slice(0, max) : text));
+  return text.length > max ? `${shown}... (${text.length} characters)` : shown;
+}
+
+/**
+ * The issues of a failed parse, each escaped and bounded: a path can hold the input's own keys (a record's, or
+ * an unknown field zod names), and a message can quote the input.
+ */
 export function describeZodError(error: z.ZodError): ValidationIssue[] {
   return error.issues.map((issue) => ({
-    path: issue.path.length > 0 ? capText(issue.path.map(String).join("."), 80) : "(root)",
-    message: capText(issue.message, MAX_ISSUE_LENGTH),
+    path:
+      issue.path.length > 0
+        ? boundedText(issue.path.map((segment) => String(segment)).join("."), 80)
+        : "(root)",
+    message: boundedText(issue.message, MAX_ISSUE_LENGTH),
   }));
 }
 
+/** The reason of a refusal: the first MAX_ISSUES_SHOWN issues and a count of the rest, one line, bounded. */
 export function formatIssues(issues: ValidationIssue[]): string {
   const shown = issues.slice(0, MAX_ISSUES_SHOWN).map((i) => `${i.path}: ${i.message}`);
   const more = issues.length - shown.length;
-  return capText(shown.join("; ") + (more > 0 ? `; and ${more} more problem(s)` : ""), MAX_REASON_LENGTH);
+  return boundedText(shown.join("; ") + (more > 0 ? `; and ${more} more problem(s)` : ""), MAX_REASON_LENGTH);
 }
 
 /** Parses `input` with `schema`; never throws, so adapters can set a message aside or answer 400 with the reason. */

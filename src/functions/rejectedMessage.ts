@@ -1,5 +1,6 @@
 import type { InvocationContext } from "@azure/functions";
 import type { Dependencies } from "../app/dependencies";
+import { boundedText, MAX_REASON_LENGTH } from "../domain";
 import type { RejectedMessage } from "../services/serviceBus";
 
 /**
@@ -22,6 +23,8 @@ export async function setAsideRejected(
   rejection: { reason: string; description: string },
 ): Promise<void> {
   const metadata = context.triggerMetadata ?? {};
+  // The reasons are built from escaped parts already; escaping again is a no-op that keeps this sink safe alone.
+  const description = boundedText(rejection.description, MAX_REASON_LENGTH);
   const rejected: RejectedMessage = {
     sourceQueue,
     body,
@@ -34,12 +37,13 @@ export async function setAsideRejected(
     originalEnqueuedTimeUtc: textOf(metadata.enqueuedTimeUtc),
     deliveryCount: Number(metadata.deliveryCount ?? 1),
     reason: rejection.reason,
-    description: rejection.description,
+    description,
   };
   await deps.messaging.sendRejected(rejected, context);
+  // The MessageId is the producer's text: kept as it is in the properties, escaped in the log line.
   context.warn(
-    `${sourceQueue}: message ${rejected.originalMessageId} set aside on rejected-messages: ` +
-      `${rejection.reason}: ${rejection.description}`,
+    `${sourceQueue}: message ${boundedText(rejected.originalMessageId, 128)} set aside on rejected-messages: ` +
+      `${rejection.reason}: ${description}`,
   );
 }
 

@@ -1,4 +1,4 @@
-import { capText, MAX_REASON_LENGTH, type Alert, type StateRecord, type StatusMessage } from "../domain";
+import { boundedText, MAX_REASON_LENGTH, type Alert, type StateRecord, type StatusMessage } from "../domain";
 import type { Logger } from "./logger";
 import { recordAlert } from "./metrics";
 import type { Messaging } from "./serviceBus";
@@ -55,8 +55,9 @@ export class Notifications {
     /** A stable MessageId and time, for an alert a record decided: a re-send is then the same message. */
     decided?: { messageId: string; at: string },
   ): Promise<void> {
-    // One bound for every alert, whoever wrote the reason: Service Bus refuses large messages, people skim.
-    const alert = { ...raised, reason: capText(raised.reason, MAX_REASON_LENGTH) };
+    // One bound for every alert, whoever wrote the reason: Service Bus refuses large messages, people skim. And
+    // one line: a reason quotes messages and remote services, whose text must not start lines of its own.
+    const alert = { ...raised, reason: boundedText(raised.reason, MAX_REASON_LENGTH) };
     log.error(
       `ALERT ${alert.kind} order=${alert.orderId ?? "-"} state=${alert.processState ?? "-"}: ${alert.reason}`,
     );

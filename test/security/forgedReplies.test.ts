@@ -3,11 +3,13 @@
  * any durable call (the orchestration keeps running, nothing is terminated or raised), set aside on rejected-messages, and raises
  * one InvalidMessage alert of bounded size that names the mismatch; the order, its state record and the ledger
  * stay as they were. The orders wait on a hanging service for the whole file, so their records cannot move.
+ * What a reply says of itself reaches the alert, the rejection and the log lines escaped, on one line.
  */
 import { expect } from "vitest";
 import { agentRequestId } from "../../src/domain";
 import { e2eOrder, orderSnapshot, sendToQueue, waitForRejected, type E2E } from "../support/e2e";
 import { e2eTest, type E2EFixtures } from "../support/fixtures";
+import { RAW_CONTROL } from "../support/text";
 
 // One agent call that hangs for 30 s inside a 40 s step: the step stays Dispatched while the test forges.
 const it = e2eTest({
@@ -200,4 +202,41 @@ it("describes a huge reply in a bounded alert instead of echoing it", async ({ e
   const alert = ((await alerts.all()) as Alert[]).find((a) => a.reason.includes("field0"))!;
   expect(alert.reason).not.toContain("field4999");
   expect(alert.reason).toMatch(/\.\.\. \(\d+ characters\)/);
+}, 60_000);
+
+it("keeps a forged field name on one line in the alert, the rejection and the log", async ({
+  e2e,
+  alerts,
+}) => {
+  const orderId = `LOGFORGE-${process.pid}`;
+  const forged = "\u2028\u0085\r\n[alert] ALERT Error order=ORD-1 state=Error: payment failed";
+  await expectRefused({ e2e, alerts }, [
+    {
+      id: "forged-key",
+      body: {
+        requestId: `${orderId}:1:0:do`,
+        orderId,
+        instanceId: `${orderId}:1`,
+        stepIndex: 0,
+        kind: "do",
+        outcome: "ok",
+        [`a${forged}`]: 1,
+      },
+      names:
+        'Unrecognized key: "a\\u2028\\u0085\\r\\n[alert] ALERT Error order=ORD-1 state=Error: payment failed"',
+      orderId,
+    },
+  ]);
+  const alert = ((await alerts.all()) as Alert[]).find((a) => a.orderId === orderId)!;
+  expect(alert.reason).not.toMatch(RAW_CONTROL);
+  const lines = e2e.logs.filter(
+    (r) => r.category === "user" && (r.message.includes(orderId) || r.message.includes("message forged-key")),
+  );
+  expect(lines.map((r) => r.message)).toEqual(
+    expect.arrayContaining([
+      expect.stringMatching(/^ALERT InvalidMessage order=LOGFORGE-/),
+      expect.stringMatching(/^agent-replies: message forged-key set aside on rejected-messages: refused: /),
+    ]),
+  );
+  for (const line of lines) expect(line.message).not.toMatch(RAW_CONTROL);
 }, 60_000);

@@ -195,6 +195,65 @@ describe("bodies", () => {
     expect(await error(yen)).toBe("items.0.unitPrice: expected at most 0 decimal places for JPY");
   });
 
+  it("refuse prices below a cent, in exponent form too, and store nothing", async ({ e2e }) => {
+    for (const unitPrice of [1e-9, 0.009999999, 1.5e-7]) {
+      const order = e2eOrder("CENT", { items: [{ sku: "SKU-1", quantity: 1, unitPrice }] });
+      const res = await e2e.submit(order);
+      expect(res.status, String(unitPrice)).toBe(400);
+      expect(await error(res), String(unitPrice)).toBe(
+        "items.0.unitPrice: expected an amount from 0.01 to 1000000",
+      );
+      expect((await e2e.api(`/api/orders/${order.orderId}`)).status, String(unitPrice)).toBe(404);
+    }
+    const yen = e2eOrder("YEN-CENT", {
+      currency: "JPY",
+      items: [{ sku: "SKU-1", quantity: 1, unitPrice: 0.5 }],
+    });
+    const res = await e2e.submit(yen);
+    expect(res.status).toBe(400);
+    expect(await error(res)).toBe("items.0.unitPrice: expected at most 0 decimal places for JPY");
+    expect((await e2e.api(`/api/orders/${yen.orderId}`)).status).toBe(404);
+  });
+
+  it("refuse a currency withdrawn from use that the platform still knows (HRK), and take current ones", async ({
+    e2e,
+  }) => {
+    const kuna = e2eOrder("HRK", { currency: "HRK" });
+    const res = await e2e.submit(kuna);
+    expect(res.status).toBe(400);
+    expect(await error(res)).toBe(
+      'currency: expected an ISO 4217 code of a currency in use, such as EUR, got "HRK"',
+    );
+    expect((await e2e.api(`/api/orders/${kuna.orderId}`)).status).toBe(404);
+    for (const currency of ["SLE", "ZWG"]) {
+      expect((await e2e.submit(e2eOrder("CUR-OK", { currency }))).status, currency).toBe(202);
+    }
+  });
+
+  it("refuse a body that is not UTF-8 with 400 naming where, storing nothing; read one with a BOM", async ({
+    e2e,
+  }) => {
+    const post = (body: Uint8Array) =>
+      e2e.api("/api/orders", { method: "POST", headers: { "content-type": "application/json" }, body });
+    const shippingAddress = { line1: "1 Hauptstraße", city: "Zürich", postalCode: "8001", country: "CH" };
+    const latin1 = e2eOrder("LATIN1", { shippingAddress });
+    const text = JSON.stringify(latin1);
+    const res = await post(Buffer.from(text, "latin1"));
+    expect(res.status).toBe(400);
+    expect(await error(res)).toBe(
+      `body: expected UTF-8, got bytes that are not UTF-8 at byte offset ${text.indexOf("ß")}`,
+    );
+    expect((await e2e.api(`/api/orders/${latin1.orderId}`)).status).toBe(404);
+
+    const bom = e2eOrder("BOM", { shippingAddress });
+    const withBom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(bom))]);
+    expect((await post(withBom)).status).toBe(202);
+    const stored = (await (await e2e.api(`/api/orders/${bom.orderId}`)).json()) as {
+      order: { shippingAddress: unknown };
+    };
+    expect(stored.order.shippingAddress).toEqual(shippingAddress);
+  });
+
   it("refuse currency and country codes that only look like codes", async ({ e2e }) => {
     for (const currency of ["ZZZ", "ABC", "XXX"]) {
       const res = await e2e.submit(e2eOrder("CUR", { currency }));

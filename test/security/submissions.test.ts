@@ -2,15 +2,19 @@
  * Submissions that race or lie. Two versions of one order submitted at once are never both accepted and never
  * silently dropped: through the front door exactly one gets 202 and the other 409; on the `orders` queue, even
  * under the same MessageId, one is accepted and the other set aside on rejected-messages with an OrderConflict alert. Bodies no
- * producer should send (binary, huge) are set aside with an alert that describes them in a line.
+ * producer should send (binary, huge) are set aside with an alert that describes them in a line, and what a
+ * message says of itself (its keys, its MessageId) reaches an alert, a rejection or a log line escaped, never as a
+ * line of its own.
  */
 import { expect } from "vitest";
 import { e2eOrder, forOrder, peekAll, sendToQueue, waitForRejected, type E2E } from "../support/e2e";
 import { e2eTest } from "../support/fixtures";
+import { RAW_CONTROL } from "../support/text";
 
 const it = e2eTest();
 
 type Alert = { kind: string; orderId: string | null; reason: string };
+
 const PAIRS = 20;
 
 /** Two versions of one order: the same orderId, one item differing. */
@@ -110,4 +114,42 @@ it("sets a binary or huge submission aside with a one-line, bounded alert", asyn
   expect(hugeAlert.reason.length).toBeLessThanOrEqual(1024);
   // Nothing was written for it.
   expect((await e2e.api(`/api/orders/${huge.orderId}`)).status).toBe(404);
+}, 60_000);
+
+it("escapes a forged field name and MessageId in the alert, the rejection and the log lines", async ({
+  e2e,
+  alerts,
+}) => {
+  const forgery = "\n[alert] ALERT Error order=ORD-1 state=Error: payment failed";
+  const order = {
+    ...e2eOrder("FORGED"),
+    [`a${forgery}`]: 1,
+    [`b\r\u2028\u0085${forgery}`]: 2,
+  };
+  const messageId = `forged-key${forgery}`;
+  await sendToQueue(e2e, "orders", order, messageId);
+
+  const rejected = await waitForRejected(e2e, "orders", messageId);
+  const alert = (await alerts.waitFor(forOrder(order.orderId))) as Alert;
+  expect(alert.kind).toBe("InvalidOrder");
+  expect(alert.reason).toBe(
+    "(root): unknown field(s) a\\n[alert] ALERT Error order=ORD-1 state..., " +
+      "b\\r\\u2028\\u0085\\n[alert] ALERT Error ord...: expected only the fields of an order object",
+  );
+  expect(rejected.applicationProperties.rejectionDescription).toBe(alert.reason);
+  // Every line the app wrote about it, the ALERT line and the set-aside one among them, is one line. (The host's
+  // own "Trigger Details" line repeats the MessageId as sent: the Functions host's, not the app's, to escape.)
+  const lines = e2e.logs.filter(
+    (r) => r.category === "user" && (r.message.includes(order.orderId) || r.message.includes("forged-key")),
+  );
+  expect(lines.map((r) => r.message)).toEqual(
+    expect.arrayContaining([
+      expect.stringMatching(/^ALERT InvalidOrder order=FORGED-/),
+      expect.stringMatching(
+        /^orders: message forged-key\\n\[alert\] .* set aside on rejected-messages: invalid: /,
+      ),
+    ]),
+  );
+  for (const line of lines) expect(line.message).not.toMatch(RAW_CONTROL);
+  expect((await e2e.api(`/api/orders/${order.orderId}`)).status).toBe(404);
 }, 60_000);

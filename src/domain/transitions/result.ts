@@ -1,4 +1,4 @@
-import { capText, MAX_REASON_LENGTH } from "../validation";
+import { boundedText, MAX_REASON_LENGTH } from "../validation";
 import {
   HISTORY_LIMIT,
   type Actor,
@@ -136,7 +136,7 @@ export function addSeconds(now: Date, seconds: number): string {
 export function decideAlert(draft: StateRecord, kind: DecidedAlert["kind"], reason: string, now: Date): void {
   draft.alert = {
     kind,
-    reason: capText(reason, MAX_REASON_LENGTH),
+    reason: boundedText(reason, MAX_REASON_LENGTH),
     messageId: `${draft.orderId}:${draft.attempt}:${kind}`,
     decidedAt: now.toISOString(),
     sentAt: null,

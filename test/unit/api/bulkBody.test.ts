@@ -94,6 +94,11 @@ describe("bulk action body", () => {
     [{ filter: { state: "Error" }, limit: "10" }, "limit: expected a whole number from 1 to 1000"],
     [{ filter: { state: "Error" }, reason: "x".repeat(201) }, "reason: expected at most 200 characters"],
     [{ filter: { state: "Error" }, reason: "line\nbreak" }, "reason: expected no control characters"],
+    // C1 controls, the line separator and a bidi override: each can end or disguise a line of the audit trail.
+    [{ filter: { state: "Error" }, reason: "next\u0085line" }, "reason: expected no control characters"],
+    [{ filter: { state: "Error" }, reason: "csi\u009b31m" }, "reason: expected no control characters"],
+    [{ filter: { state: "Error" }, reason: "a\u2028b" }, "reason: expected no control characters"],
+    [{ filter: { state: "Error" }, reason: "a\u202eb" }, "reason: expected no control characters"],
     [{ filter: { state: "Error" }, continuation: "not a token!" }, "continuation: expected the continuation"],
     [{ filter: { state: "Error" }, continuation: 12 }, "continuation: expected the continuation"],
     [{ filter: { state: "Error" }, force: true }, '(root): Unrecognized key: "force"'],

@@ -55,10 +55,10 @@ describe("the signed-in principal", () => {
     });
   });
 
-  it("names the principal in the audit trail without what it cannot print", () => {
-    const sneaky = encodeClientPrincipal({ name: "ada", id: "oid\nx", roles: [] });
+  it("names the principal in the audit trail on one line, its control characters escaped", () => {
+    const sneaky = encodeClientPrincipal({ name: "ada", id: "oid\nx\u2028y\u202ez", roles: [] });
     const read = readPrincipal(request({ "x-ms-client-principal": sneaky["x-ms-client-principal"]! }));
-    expect(read.kind === "principal" && auditName(read.principal)).toBe("ada (oid?x)");
+    expect(read.kind === "principal" && auditName(read.principal)).toBe("ada (oid\\nx\\u2028y\\u202ez)");
   });
 });
 

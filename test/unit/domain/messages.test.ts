@@ -9,7 +9,9 @@ import {
   replyEventName,
   statusMessageSchema,
   validate,
+  validateBody,
 } from "../../../src/domain";
+import { RAW_CONTROL } from "../../support/text";
 
 const request = {
   requestId: agentRequestId("ORD-1:2", 1, "do"),
@@ -87,6 +89,38 @@ describe("agent messages", () => {
     expect(problems({ result: { blob: "x".repeat(20_000) } })).toContain(
       "result: expected at most 16384 bytes",
     );
+  });
+
+  it("refuses a reply with a hostile key or code on one line, escaped, as the reply router alerts it", () => {
+    const reply = {
+      requestId: "ORD-1:2:1:do",
+      orderId: "ORD-1",
+      instanceId: "ORD-1:2",
+      stepIndex: 1,
+      kind: "do",
+      outcome: "transient",
+      error: { code: "Busy", message: "x" },
+    };
+    for (const [escaped, raw] of [
+      ["\\n", "\n"],
+      ["\\r", "\r"],
+      ["\\u2028", "\u2028"],
+      ["\\u0085", "\u0085"],
+    ]) {
+      const forged = `a${raw}ALERT Error order=ORD-1`;
+      const result = validateBody(agentReplySchema, {
+        ...reply,
+        [forged]: 1,
+        result: { [forged]: 1 },
+        error: { code: "Busy", message: "x", [forged]: 1 },
+        instanceId: `ORD-1:2${raw}`,
+      });
+      expect(result.ok, escaped).toBe(false);
+      if (result.ok) continue;
+      expect(result.message, escaped).not.toMatch(RAW_CONTROL);
+      expect(result.message, escaped).toContain(`a${escaped}ALERT Error order=ORD-1`);
+      expect(result.message, escaped).toContain(`got "ORD-1:2${escaped}"`);
+    }
   });
 
   it("refuses a request whose idempotency key is not its order's step key", () => {

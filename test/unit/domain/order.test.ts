@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { orderFingerprint, orderSchema, orderTotal, validate } from "../../../src/domain";
+import {
+  currencyDecimals,
+  decimalPlaces,
+  orderFingerprint,
+  orderSchema,
+  orderTotal,
+  validate,
+} from "../../../src/domain";
 import { sampleOrder } from "../../support/domain";
 
 describe("order schema", () => {
@@ -82,6 +89,89 @@ describe("order schema", () => {
     }
   });
 
+  it.each([1e-9, 0.009999999, 0.001, 1.5e-7, -0.01])(
+    "refuses a unit price of %s, below a cent",
+    (unitPrice) => {
+      const result = validate(orderSchema, sampleOrder({ items: [{ sku: "A", quantity: 1, unitPrice }] }));
+      expect(result.ok ? "accepted" : result.message).toBe(
+        "items.0.unitPrice: expected an amount from 0.01 to 1000000",
+      );
+    },
+  );
+
+  it.each([9.999, 0.011, 1.0000001, 0.1 + 0.2, 999_999.999])(
+    "refuses a unit price of %s, which is not in whole cents",
+    (unitPrice) => {
+      const result = validate(orderSchema, sampleOrder({ items: [{ sku: "A", quantity: 1, unitPrice }] }));
+      expect(result.ok ? "accepted" : result.message).toBe(
+        "items.0.unitPrice: expected at most two decimal places",
+      );
+    },
+  );
+
+  it("takes a price without a minor unit in whole units: 1 JPY and up", () => {
+    for (const unitPrice of [0.01, 0.5, 1.5]) {
+      const result = validate(
+        orderSchema,
+        sampleOrder({ currency: "JPY", items: [{ sku: "A", quantity: 1, unitPrice }] }),
+      );
+      expect(result.ok ? "accepted" : result.message, String(unitPrice)).toBe(
+        "items.0.unitPrice: expected at most 0 decimal places for JPY",
+      );
+    }
+    const one = validate(
+      orderSchema,
+      sampleOrder({ currency: "JPY", items: [{ sku: "A", quantity: 1, unitPrice: 1 }] }),
+    );
+    expect(one.ok).toBe(true);
+  });
+
+  it("refuses a withdrawn currency (HRK), naming the field, and accepts current ones", () => {
+    const croatian = validate(orderSchema, sampleOrder({ currency: "HRK" }));
+    expect(croatian.ok ? "accepted" : croatian.message).toBe(
+      'currency: expected an ISO 4217 code of a currency in use, such as EUR, got "HRK"',
+    );
+    for (const currency of ["EUR", "JPY", "SLE", "ZWG", "VED", "XCG"]) {
+      const result = validate(
+        orderSchema,
+        sampleOrder({ currency, items: [{ sku: "A", quantity: 1, unitPrice: 5 }] }),
+      );
+      expect(result.ok ? "accepted" : result.message, currency).toBe("accepted");
+    }
+  });
+
+  it("keeps amounts in cents whatever the currency's minor unit", () => {
+    expect(currencyDecimals("BHD")).toBe(2);
+    expect(currencyDecimals("EUR")).toBe(2);
+    expect(currencyDecimals("JPY")).toBe(0);
+    expect(
+      validate(
+        orderSchema,
+        sampleOrder({ currency: "BHD", items: [{ sku: "A", quantity: 1, unitPrice: 1.234 }] }),
+      ).ok,
+    ).toBe(false);
+  });
+
+  it("escapes what it quotes of a bad code", () => {
+    const result = validate(orderSchema, sampleOrder({ currency: "E\u2028R\n" }));
+    expect(result.ok ? "accepted" : result.message).toBe(
+      'currency: expected an ISO 4217 code of a currency in use, such as EUR, got "E\\u2028R\\n"',
+    );
+  });
+
+  it.each([
+    ["\\n", "\n"],
+    ["\\r", "\r"],
+    ["\\u2028", "\u2028"],
+    ["\\u0085", "\u0085"],
+  ])("names an unknown field holding %s on one line, escaped", (escaped, raw) => {
+    const key = `a${raw}[alert] ALERT Error order=ORD-1`;
+    const result = validate(orderSchema, { ...sampleOrder(), [key]: 1 });
+    expect(result.ok ? "accepted" : result.message).toBe(
+      `(root): unknown field(s) a${escaped}[alert] ALERT Error order=ORD-1: expected only the fields of an order object`,
+    );
+  });
+
   it("names a missing field and an unknown one", () => {
     const { customerId: _c, ...missing } = sampleOrder();
     const result = validate(orderSchema, { ...missing, discount: 5 });
@@ -97,6 +187,22 @@ describe("order schema", () => {
     const result = validate(orderSchema, "ORD-1");
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.issues[0]?.path).toBe("(root)");
+  });
+});
+
+describe("decimal places", () => {
+  it("counts them as JSON writes the number, exponent forms included", () => {
+    const table: Array<[number, number]> = [
+      [9.99, 2],
+      [10, 0],
+      [1e21, 0],
+      [0.1 + 0.2, 17],
+      [1e-9, 9],
+      [1.5e-7, 8],
+      [0.009999999, 9],
+      [-0.05, 2],
+    ];
+    for (const [n, places] of table) expect(decimalPlaces(n), String(n)).toBe(places);
   });
 });
 
