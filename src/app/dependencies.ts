@@ -11,6 +11,7 @@ import { ServiceBreaker } from "../services/breaker";
 import { holdsSupervisorLease, observeOrdersPerState, recordStateWrite } from "../services/metrics";
 import { ChaosInjector } from "../services/chaos";
 import { Checkpoint } from "../services/checkpoint";
+import { InfraFaults } from "../services/infraFaults";
 import { RemoteServiceClient } from "../services/remoteService";
 import { Messaging, createServiceBusClient } from "../services/serviceBus";
 import { StateStore } from "../services/stateStore";
@@ -33,6 +34,8 @@ export interface Dependencies {
   leases: LeaseManager;
   /** How far the Supervisor has checked that every stored order has a state record (supervisor/submissions.ts). */
   submissionsChecked: Checkpoint;
+  /** What the instances saw of the app's own store and bus failing: the Supervisor does not count those. */
+  infraFaults: InfraFaults;
   /** The Pending backlog the front door checks against MAX_PENDING_BACKLOG, counted at most once a second. */
   backlog: BacklogGauge;
   messaging: Messaging;
@@ -60,10 +63,13 @@ export function createDependencies(
   workflows: WorkflowRegistry = defaultWorkflows(),
   options: DependencyOptions = {},
 ): Dependencies {
-  const containers = cosmosContainers(config);
-  const serviceBus = createServiceBusClient(config.serviceBus);
-  const messaging = new Messaging(serviceBus, config.statusQueues);
   const now = () => new Date();
+  // Late-bound: the record of faults lives in the store whose faults it records.
+  const containers = cosmosContainers(config, (fault) => infraFaults.note("store", fault));
+  // The dependencies' clock as it is now (tests move it).
+  const infraFaults = new InfraFaults(containers.leases, () => built.now());
+  const serviceBus = createServiceBusClient(config.serviceBus);
+  const messaging = new Messaging(serviceBus, config.statusQueues, (fault) => infraFaults.note("bus", fault));
   const remotes = new Map<AgentName, RemoteServiceClient>();
   const breakers = new Map<AgentName, ServiceBreaker>();
   // The store gives an attempt's place back after each write that ends its lock; a give-back that fails is
@@ -120,6 +126,7 @@ export function createDependencies(
     orders: new OrderStore(containers.orders),
     leases: new LeaseManager(containers.leases),
     submissionsChecked: new Checkpoint(containers.leases, SUBMISSION_CHECK.checkpoint),
+    infraFaults,
     backlog: new BacklogGauge(states, now),
     messaging,
     notifications,

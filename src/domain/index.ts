@@ -12,6 +12,7 @@ export * from "./timingBudget";
 export * from "./leases";
 export * from "./admission";
 export * from "./breaker";
+export * from "./infraFaults";
 export * from "./transitionTable";
 export * from "./transitions";
 export * from "./chaos";

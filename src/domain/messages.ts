@@ -165,6 +165,8 @@ export const ALERT_KINDS = [
   "InvalidMessage",
   "UnknownWorkflow",
   ...SERVICE_ALERT_KINDS,
+  /** The app's own store or bus kept failing for INFRA_FAULTS.alertAfterSeconds (orderId is null then). */
+  "InfrastructureUnavailable",
 ] as const;
 export const alertSchema = z.strictObject({
   kind: z.enum(ALERT_KINDS),

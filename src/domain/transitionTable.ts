@@ -116,7 +116,7 @@ export const TRANSITIONS: readonly TransitionSpec[] = [
       ["Compensating", "CompensationFailed"],
     ],
     summary:
-      "completeBy passed and lockedBy as read: failures+1; retryAt = now + backoff, or past SUPERVISOR_MAX_FAILURES Error / CompensationFailed + alert",
+      "completeBy passed and lockedBy as read: failures+1; retryAt = now + backoff, or past SUPERVISOR_MAX_FAILURES Error / CompensationFailed + alert; if the app's own store or bus failed during the attempt, no count (retryAt = now + the first backoff, parkedSince kept) until OUTAGE_MAX_SECONDS",
   },
   {
     transition: "parkForOutage",

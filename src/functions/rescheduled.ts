@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { InvocationContext } from "@azure/functions";
 import type { Dependencies } from "../app/dependencies";
-import { describeInfraError, isTransientInfraError } from "../services/infraResilience";
+import { describeInfraError, infraPartOf, isTransientInfraError } from "../services/infraResilience";
 
 /**
  * A queue trigger's message that met a fault of the app's own store or bus (past the retries inside each call:
@@ -39,13 +39,15 @@ const textOf = (value: unknown): string | undefined =>
 export function rescheduleOnInfraFault(
   queue: string,
   handler: (message: unknown, context: InvocationContext) => Promise<void>,
-  deps: () => Pick<Dependencies, "messaging" | "now">,
+  deps: () => Pick<Dependencies, "messaging" | "infraFaults" | "now">,
 ): (message: unknown, context: InvocationContext) => Promise<void> {
   return async (message, context) => {
     try {
       await handler(message, context);
     } catch (error) {
       if (!isTransientInfraError(error)) throw error;
+      const part = infraPartOf(error);
+      if (part) deps().infraFaults.note(part, error);
       await putBack(deps(), context, queue, message, error);
     }
   };

@@ -15,14 +15,18 @@ export const CONTAINERS = { orders: "orders", state: "state", leases: "leases" }
  * local emulator) endpoint discovery must be off: the account metadata advertises https. Every request goes
  * through the resilient HTTP client (timeouts of seconds, transient faults retried: storeHttpClient.ts).
  */
-export function createCosmosClient(connection: CosmosConnectionConfig): CosmosClient {
+export function createCosmosClient(
+  connection: CosmosConnectionConfig,
+  /** Told of each request still failing past its retries (services/infraFaults.ts). */
+  onFault?: (fault: unknown) => void,
+): CosmosClient {
   const common = {
     endpoint: connection.endpoint,
     connectionPolicy: {
       enableEndpointDiscovery: !connection.endpoint.startsWith("http://"),
       requestTimeout: STORE_CALLS.sdkRequestTimeoutMs,
     },
-    httpClient: new ResilientStoreHttpClient(),
+    httpClient: new ResilientStoreHttpClient(onFault),
   };
   if (connection.kind === "key") return new CosmosClient({ ...common, key: connection.key });
   return new CosmosClient({ ...common, aadCredentials: credentialFor(connection.clientId) });
@@ -35,8 +39,11 @@ export interface CosmosContainers {
   leases: Container;
 }
 
-export function cosmosContainers(config: Pick<AppConfig, "cosmos" | "cosmosDatabase">): CosmosContainers {
-  const client = createCosmosClient(config.cosmos);
+export function cosmosContainers(
+  config: Pick<AppConfig, "cosmos" | "cosmosDatabase">,
+  onFault?: (fault: unknown) => void,
+): CosmosContainers {
+  const client = createCosmosClient(config.cosmos, onFault);
   const database = client.database(config.cosmosDatabase);
   return {
     client,

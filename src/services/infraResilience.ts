@@ -77,6 +77,14 @@ export function isTransientInfraError(error: unknown): boolean {
   return name === "TimeoutError" || name === "OperationTimeoutError" || name === "AbortError";
 }
 
+/** Which part of the app's infrastructure an error comes from, when the error says so. */
+export function infraPartOf(error: unknown): "store" | "bus" | undefined {
+  if (cosmosStatus(error) !== undefined || (error as { code?: unknown } | null)?.code === "TimeoutError")
+    return "store";
+  if (isServiceBusError(error)) return "bus";
+  return undefined;
+}
+
 /** One short line about an infrastructure fault, for a log line or an alert (no stack, no payload). */
 export function describeInfraError(error: unknown): string {
   const status = cosmosStatus(error);

@@ -12,7 +12,7 @@ import {
 } from "../domain";
 import { credentialFor } from "./credential";
 import { jsonText } from "./jsonText";
-import { BUS_CALLS } from "./infraResilience";
+import { BUS_CALLS, isTransientInfraError } from "./infraResilience";
 import { inSpan, spanOf, SpanKind, traceProperties } from "./tracing";
 
 /** One client per process; each operation waits seconds, not the SDK's default minute (infraResilience.ts). */
@@ -90,6 +90,8 @@ export class Messaging {
   constructor(
     private readonly client: ServiceBusClient,
     statusQueues: readonly string[],
+    /** Told of each send that failed for a reason a later try may not meet (services/infraFaults.ts). */
+    private readonly onFault: (fault: unknown) => void = () => undefined,
   ) {
     this.allowed = new Set([
       ...Object.values(QUEUES),
@@ -142,17 +144,22 @@ export class Messaging {
 
   private async sendTraced(queue: string, message: OutgoingMessage, span: Span | undefined): Promise<void> {
     const applicationProperties = { ...message.applicationProperties, ...traceProperties(span) };
-    await this.sender(queue).sendMessages({
-      body: message.body,
-      contentType: message.contentType ?? "application/json",
-      ...(message.messageId ? { messageId: message.messageId } : {}),
-      ...(message.correlationId ? { correlationId: message.correlationId } : {}),
-      ...(message.subject ? { subject: message.subject } : {}),
-      ...(message.scheduledEnqueueTimeUtc
-        ? { scheduledEnqueueTimeUtc: message.scheduledEnqueueTimeUtc }
-        : {}),
-      ...(Object.keys(applicationProperties).length > 0 ? { applicationProperties } : {}),
-    });
+    try {
+      await this.sender(queue).sendMessages({
+        body: message.body,
+        contentType: message.contentType ?? "application/json",
+        ...(message.messageId ? { messageId: message.messageId } : {}),
+        ...(message.correlationId ? { correlationId: message.correlationId } : {}),
+        ...(message.subject ? { subject: message.subject } : {}),
+        ...(message.scheduledEnqueueTimeUtc
+          ? { scheduledEnqueueTimeUtc: message.scheduledEnqueueTimeUtc }
+          : {}),
+        ...(Object.keys(applicationProperties).length > 0 ? { applicationProperties } : {}),
+      });
+    } catch (error) {
+      if (isTransientInfraError(error)) this.onFault(error);
+      throw error;
+    }
   }
 
   /** An operator alert (docs/contract.md#messages), validated so that a malformed alert fails here rather than downstream. */

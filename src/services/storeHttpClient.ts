@@ -57,6 +57,8 @@ class TryTimedOut extends Error {
  */
 export class ResilientStoreHttpClient implements HttpClient {
   constructor(
+    /** Told of each request that is still failing when its budget is spent (services/infraFaults.ts). */
+    private readonly onGiveUp: (fault: unknown) => void = () => undefined,
     private readonly inner: HttpClient = createDefaultHttpClient(),
     private readonly random: () => number = Math.random,
   ) {}
@@ -73,13 +75,22 @@ export class ResilientStoreHttpClient implements HttpClient {
       let wait: number | undefined;
       try {
         const response = await this.tryOnce(request, outer);
-        if (!RETRIED_STATUSES.has(response.status) || (wait = nextWait()) === undefined) return response;
+        if (!RETRIED_STATUSES.has(response.status)) return response;
+        if ((wait = nextWait()) === undefined) {
+          this.onGiveUp(
+            Object.assign(new Error(`the store answered ${response.status}`), { code: response.status }),
+          );
+          return response;
+        }
       } catch (error) {
         if (outer?.aborted) throw error;
         const transient =
           error instanceof TryTimedOut || (isRestError(error) && NETWORK_CODES.has(error.code ?? ""));
-        if (!transient || (wait = nextWait()) === undefined)
+        if (!transient) throw error;
+        if ((wait = nextWait()) === undefined) {
+          this.onGiveUp(error);
           throw error instanceof TryTimedOut ? abortError(error.message) : error;
+        }
       }
       await sleep(wait);
     }

@@ -22,7 +22,7 @@ export type DeadlineOutcome =
  * claim whose start was lost, a notice that was never sent).
  */
 export async function handleDeadline(
-  deps: Pick<Dependencies, "config" | "states" | "notifications" | "now">,
+  deps: Pick<Dependencies, "config" | "states" | "notifications" | "infraFaults" | "now">,
   log: Logger,
   message: unknown,
   options: { alert: boolean } = { alert: true },

@@ -2,6 +2,7 @@ import type { Dependencies } from "../app/dependencies";
 import {
   AGENT_NAMES,
   ALERT_RESEND_AFTER_SECONDS,
+  attemptStartedAt,
   expire,
   MAX_PAGES_PER_SWEEP,
   SUPERVISOR_LEASE,
@@ -55,7 +56,7 @@ async function resendUnsentAlerts(
  * CompensationFailed calls for. Returns the state written, or undefined when nothing was.
  */
 export async function expireAttempt(
-  deps: Pick<Dependencies, "config" | "states" | "notifications" | "now">,
+  deps: Pick<Dependencies, "config" | "states" | "notifications" | "infraFaults" | "now">,
   log: Logger,
   record: StateRecord,
   lockedBy: string,
@@ -63,12 +64,16 @@ export async function expireAttempt(
   /** What found the attempt: its deadline notice, or the sweep. */
   trigger: "deadline" | "sweep",
 ): Promise<ProcessState | undefined> {
+  // Did the app's own store or bus fail while this attempt ran? Then the attempt is not the order's failure.
+  const infraFault = await deps.infraFaults.faultSince(attemptStartedAt(record));
   const outcome = await deps.states.applyIfUnchanged(record, (r) =>
     expire(r, {
       now,
       expectedLockedBy: lockedBy,
       maxFailures: deps.config.supervisorMaxFailures,
       backoffSeconds: deps.config.supervisorBackoffSeconds,
+      infraFault,
+      outageMaxSeconds: deps.config.outageMaxSeconds,
     }),
   );
   if (outcome.kind !== "written") return undefined;
@@ -103,6 +108,7 @@ export async function sweep(
     | "orders"
     | "workflows"
     | "submissionsChecked"
+    | "infraFaults"
     | "now"
   >,
   log: Logger,
@@ -172,6 +178,9 @@ export async function sweep(
   } while (continuation && report.pages < MAX_PAGES_PER_SWEEP);
   report.alertsResent = await resendUnsentAlerts(deps, log, now);
   report.submissionsCompleted = (await checkSubmissions(deps, log)).completed;
+  await deps.infraFaults
+    .alertIfLasting(log, deps.notifications)
+    .catch((error: unknown) => log.warn(`supervisor: infrastructure alert not sent yet (${String(error)})`));
   log.log(
     `supervisor sweep: scanned ${report.scanned}, acted ${report.acted}, skipped ${report.skipped} in ${report.pages} page(s) ${JSON.stringify(report.outcomes)}` +
       (report.alertsResent > 0 ? `, ${report.alertsResent} unsent alert(s) sent` : "") +

@@ -1,6 +1,8 @@
 import type { StateRecord } from "../stateRecord";
 // The back-off lives with the other timing formulas, which the dashboard also runs in the browser.
 import { backoffSeconds } from "../timingBudget";
+import type { InfraPart } from "../infraFaults";
+import { outageOutlasted } from "./outage";
 import { addSeconds, commit, decideAlert, refuse, release, type TransitionResult } from "./result";
 
 export interface ExpireContext {
@@ -10,6 +12,24 @@ export interface ExpireContext {
   /** Failures tolerated with a retry; the next one is final (Error, or CompensationFailed for an undo). */
   maxFailures: number;
   backoffSeconds: number;
+  /**
+   * A fault of the app's own store or bus during the attempt (src/domain/infraFaults.ts), if there was one: the
+   * attempt then waits like one that met a downstream outage, without counting, up to outageMaxSeconds.
+   */
+  infraFault?: { part: InfraPart; detail: string } | undefined;
+  outageMaxSeconds?: number;
+}
+
+/**
+ * When the attempt holding the record began: its claim, as the audit trail has it (the last entries are always
+ * kept); the record's last write when the trail no longer shows it.
+ */
+export function attemptStartedAt(record: StateRecord): Date {
+  for (let i = record.history.length - 1; i >= 0; i--) {
+    const entry = record.history[i]!;
+    if (entry.event === "claimed" && entry.attempt === record.attempt) return new Date(entry.at);
+  }
+  return new Date(record.updatedAt);
 }
 
 /**
@@ -33,6 +53,25 @@ export function expire(record: StateRecord, ctx: ExpireContext): TransitionResul
   }
   if (record.completeBy === null || record.completeBy > ctx.now.toISOString()) {
     return refuse(record, "expire", "NotExpired", `completeBy ${record.completeBy} has not passed`);
+  }
+  const { infraFault } = ctx;
+  if (infraFault && !outageOutlasted(record, ctx.now, ctx.outageMaxSeconds ?? 0)) {
+    // Not the order's failure: the app itself could not send or record its steps. Back after the first back-off.
+    return commit(
+      record,
+      ctx.now,
+      {
+        event: "parked",
+        by: "supervisor",
+        detail: `attempt ${record.attempt} expired at ${record.completeBy} while the app's own ${infraFault.part} failed (${infraFault.detail}); not counted`,
+      },
+      (draft) => {
+        draft.processState = forward ? "Pending" : "CompensationPending";
+        release(draft);
+        draft.retryAt = addSeconds(ctx.now, backoffSeconds(ctx.backoffSeconds, 1));
+        draft.parkedSince ??= ctx.now.toISOString();
+      },
+    );
   }
   const failures = (forward ? record.failureCount : record.compensationFailureCount) + 1;
   const exhausted = failures > ctx.maxFailures;
