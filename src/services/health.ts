@@ -2,6 +2,12 @@ import type { CosmosClient } from "@azure/cosmos";
 import type { ServiceBusClient } from "@azure/service-bus";
 import { QUEUES } from "./serviceBus";
 
+/**
+ * How long the health check waits for each dependency: a probe (a load balancer, a monitor) wants an answer now,
+ * while the store's own retries of a failing request may go on for 20 s (infraResilience.ts).
+ */
+export const HEALTH_TIMEOUT_MS = 3_000;
+
 /** What GET /api/health checks. */
 export const DEPENDENCIES = ["store", "bus"] as const;
 export type Dependency = (typeof DEPENDENCIES)[number];
@@ -17,11 +23,20 @@ export class HealthProbe {
   /** Each dependency, and the error it gave when it did not answer. */
   async check(): Promise<Array<{ what: Dependency; error?: unknown }>> {
     const probe = async (what: Dependency, check: () => Promise<unknown>) => {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`no answer within ${HEALTH_TIMEOUT_MS} ms`)),
+          HEALTH_TIMEOUT_MS,
+        );
+      });
       try {
-        await check();
+        await Promise.race([check(), late]);
         return { what };
       } catch (error) {
         return { what, error };
+      } finally {
+        clearTimeout(timer);
       }
     };
     const sender = this.serviceBus.createSender(QUEUES.alerts);
