@@ -7,6 +7,7 @@
 import { expect } from "vitest";
 import { e2eOrder, peekAll, sendToQueue, waitForRejected, type E2E } from "../support/e2e";
 import { e2eTest } from "../support/fixtures";
+import { jsonText } from "../../src/services/jsonText";
 
 const it = e2eTest();
 
@@ -109,4 +110,26 @@ it("wrote nothing: no order, no state record, no remote call", async ({ e2e }) =
   const stats = (await (await e2e.api("/api/stats")).json()) as { counts: Record<string, number> };
   expect(Object.values(stats.counts).every((n) => n === 0)).toBe(true);
   expect(await e2e.ledger()).toEqual([]);
+});
+
+it("nested 50,000 deep: set aside after one delivery with its bytes as sent, not dead-lettered", async ({
+  e2e,
+  alerts,
+}) => {
+  // Deeper than JSON.stringify can go (it recurses): the app must forward the body without re-serialising it
+  // that way. The producer sends the bytes, as any client in any language could.
+  const depth = 50_000;
+  const text = `{"orderId":"POISON-DEEP","a":${"[".repeat(depth)}${"]".repeat(depth)}}`;
+  await sendToQueue(e2e, "orders", Buffer.from(text), "POISON-DEEP-message");
+
+  const rejected = await waitForRejected(e2e, "orders", "POISON-DEEP-message");
+  expect(rejected.applicationProperties).toMatchObject({
+    rejectionReason: "invalid",
+    originalDeliveryCount: 1,
+  });
+  // The receiving SDK parses the JSON back; its text is the text that was sent.
+  expect(jsonText(rejected.body)).toBe(text);
+  const alert = (await alerts.waitFor((m) => (m as Alert).orderId === "POISON-DEEP")) as Alert;
+  expect(alert).toMatchObject({ kind: "InvalidOrder", processState: null });
+  expect(await peekAll(e2e, "orders", "deadLetter")).toEqual([]);
 });
