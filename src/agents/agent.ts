@@ -3,6 +3,9 @@ import type { Dependencies } from "../app/dependencies";
 import {
   agentRequestSchema,
   capText,
+  checkRequest,
+  dispatchedRequest,
+  requestMismatch,
   jsonBytes,
   MAX_ERROR_MESSAGE_LENGTH,
   MAX_RESULT_BYTES,
@@ -10,6 +13,8 @@ import {
   validateBody,
   type AgentName,
   type AgentReply,
+  type AgentRequest,
+  type StateRecord,
 } from "../domain";
 import type { RemoteOutcome } from "../services/remoteService";
 import type { Logger } from "../services/logger";
@@ -29,49 +34,70 @@ const payloadSchema = z.strictObject({
 export type RequestHandling =
   | { kind: "replied"; reply: AgentReply; calls: number; injected: number }
   | { kind: "dropped"; reason: string; calls: number; injected: number }
-  | { kind: "invalid"; reason: string };
+  | { kind: "invalid"; reason: string }
+  | { kind: "refused"; reason: string };
 
 /**
- * The Agent for one remote service: validates the request, calls the service with the step's idempotency key
- * through its resilience policies, and replies on `agent-replies`, all inside the step's completeBy. It never
- * starts a side effect after the deadline and never replies after it (the Scheduler has stopped waiting; the
- * Supervisor owns recovery). It does not try to recover the workflow itself.
+ * The Agent for one remote service: validates the request, checks it is the dispatch its order's state record shows
+ * in progress, calls the service with the step's idempotency key through its resilience policies, and replies on
+ * `agent-replies`, all inside the step's completeBy. It never starts a side effect after the deadline and never
+ * replies after it (the Scheduler has stopped waiting; the Supervisor owns recovery). It does not try to recover
+ * the workflow itself.
+ *
+ * Send rights to a request queue are the perimeter, but a message there is not proof that the Scheduler sent it:
+ * the agent acts only on the request the record has dispatched to it now, and sends what the record says (operation,
+ * body, idempotency key and deadline, derived as the dispatcher derives them), never what the message says. A
+ * request the Scheduler never dispatched is refused (`refused`: set aside, InvalidMessage alert); one it did
+ * dispatch but the record has moved past is dropped without a call (`dropped`).
  */
 export async function handleAgentRequest(
-  deps: Pick<Dependencies, "messaging" | "notifications" | "remote" | "now">,
+  deps: Pick<
+    Dependencies,
+    "messaging" | "notifications" | "remote" | "now" | "states" | "orders" | "workflows"
+  >,
   log: Logger,
   agent: AgentName,
   message: unknown,
   options: { alert: boolean } = { alert: true },
 ): Promise<RequestHandling> {
-  const parsed = validateBody(agentRequestSchema, message);
-  const payload = parsed.ok ? validate(payloadSchema, parsed.value.payload) : undefined;
-  if (!parsed.ok || !payload?.ok) {
-    const reason = !parsed.ok ? parsed.message : `payload.${payload!.ok ? "" : payload!.message}`;
+  const refuse = async (orderId: string | null, reason: string, kind: "invalid" | "refused") => {
     const alert = {
       kind: "InvalidMessage" as const,
-      orderId: parsed.ok ? parsed.value.orderId : null,
+      orderId,
       processState: null,
       reason: `${agent}-requests: ${reason}`,
     };
     if (options.alert) await deps.notifications.alert(log, alert);
     else log.warn(`${alert.reason} (alerted on the first delivery)`);
-    return { kind: "invalid", reason };
+    return { kind, reason };
+  };
+  const parsed = validateBody(agentRequestSchema, message);
+  const payload = parsed.ok ? validate(payloadSchema, parsed.value.payload) : undefined;
+  if (!parsed.ok || !payload?.ok) {
+    const reason = !parsed.ok ? parsed.message : `payload.${payload!.ok ? "" : payload!.message}`;
+    return refuse(parsed.ok ? parsed.value.orderId : null, reason, "invalid");
   }
-  const request = parsed.value;
+  const received = parsed.value;
   // The agent request's span is the one its message is processed in (functions/traced.ts).
   annotate(log, {
-    "sas.order_id": request.orderId,
-    "sas.instance_id": request.instanceId,
-    "sas.step": `${request.step}:${request.kind}`,
+    "sas.order_id": received.orderId,
+    "sas.instance_id": received.instanceId,
+    "sas.step": `${received.step}:${received.kind}`,
   });
-  const deadline = new Date(request.completeBy);
+  const judged = await judgeRequest(deps, agent, received);
+  if (judged.verdict === "unknown") return refuse(received.orderId, judged.reason, "refused");
+  if (judged.verdict === "stale") {
+    log.log(`${agent}: dropped ${received.requestId}: ${judged.reason}`);
+    return { kind: "dropped", reason: "the record has moved past the request", calls: 0, injected: 0 };
+  }
+  const { request, payload: sent, deadline: completeBy } = judged;
+  const deadline = new Date(completeBy);
   if (deps.now() >= deadline) {
-    log.log(`${agent}: dropped ${request.requestId}: completeBy ${request.completeBy} has passed`);
+    log.log(`${agent}: dropped ${request.requestId}: completeBy ${completeBy} has passed`);
     return { kind: "dropped", reason: "deadline passed before the call", calls: 0, injected: 0 };
   }
 
-  const result = await deps.remote(agent).call(payload.value.operation, payload.value.body, {
+  const result = await deps.remote(agent).call(sent.operation, sent.body, {
     idempotencyKey: request.idempotencyKey,
     orderId: request.orderId,
     log,
@@ -105,12 +131,50 @@ export async function handleAgentRequest(
   return { kind: "replied", reply, calls: result.calls, injected: result.injected };
 }
 
+/** What the dispatcher built the payload from: an operation name and a JSON object (src/domain/workflow.ts). */
+type DispatchedPayload = { operation: string; body: Record<string, unknown> };
+
+type Judged =
+  | { verdict: "current"; request: AgentRequest; payload: DispatchedPayload; deadline: string }
+  | { verdict: "stale"; reason: string }
+  | { verdict: "unknown"; reason: string };
+
+/**
+ * The request measured against its order's record (src/domain/requestCheck.ts), and, when it is the dispatch in
+ * progress, against the request the dispatcher built from the record and the order document. It starts from this
+ * instance's copy of the record, which is the version the dispatch wrote when the Scheduler ran here (no store
+ * request); a copy that says anything but yes may be behind, so the store is asked then, as the reply router does.
+ * The order document comes from OrderStore's cache (it never changes).
+ */
+async function judgeRequest(
+  deps: Pick<Dependencies, "states" | "orders" | "workflows">,
+  agent: AgentName,
+  received: AgentRequest,
+): Promise<Judged> {
+  const judge = async (record: StateRecord | undefined): Promise<Judged> => {
+    const verdict = checkRequest(record, record && deps.workflows.get(record.workflow), agent, received);
+    if (verdict.verdict !== "current") return verdict;
+    const order = await deps.orders.get(received.orderId);
+    if (!order) throw new Error(`order ${received.orderId} has a state record but no order document`);
+    const request = dispatchedRequest(record!, verdict.definition, order, received);
+    const mismatch = requestMismatch(received, request);
+    if (mismatch) return { verdict: "unknown", reason: mismatch };
+    const payload = request.payload as DispatchedPayload;
+    return { verdict: "current", request, payload, deadline: verdict.deadline };
+  };
+  const known = await deps.states.getRecent(received.orderId);
+  const judged = await judge(known);
+  if (judged.verdict === "current" || !deps.states.isRecentCopy(known)) return judged;
+  return judge(await deps.states.get(received.orderId));
+}
+
 /**
  * The agent's one line about a request it handled, e.g. `payment: replied transient (3 calls, 3 hit by injected
  * chaos)`: an operator reading the log of a staging run sees which outcomes chaos caused.
  */
 export function handlingSummary(agent: AgentName, handling: RequestHandling): string {
-  if (handling.kind === "invalid") return `${agent}: invalid (${handling.reason})`;
+  if (handling.kind === "invalid" || handling.kind === "refused")
+    return `${agent}: ${handling.kind} (${handling.reason})`;
   const what =
     handling.kind === "replied" ? `replied ${handling.reply.outcome}` : `dropped (${handling.reason})`;
   const chaos = handling.injected > 0 ? `, ${handling.injected} hit by injected chaos` : "";

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { isoTimestamp } from "./validation";
-import type { StateRecord } from "./stateRecord";
+import { parseInstanceId } from "./ids";
+import { isLocked, type StateRecord } from "./stateRecord";
 
 /**
  * Admission by slots: MAX_IN_FLIGHT places, kept as entries in a few shard documents of the `leases` container
@@ -22,6 +23,9 @@ export const ADMISSION = {
   claimsPerRound: 100,
   /** How long an instance trusts the version of a shard it read or wrote itself when looking for room (ms). */
   trustMs: 1_000,
+  /** How long after the write that ended an attempt's lock its give-back may still be on its way (ms): it follows
+   * the write at once, but a throttled store holds it while the SDK retries (up to 30 s by default). */
+  giveBackGraceMs: 30_000,
 } as const;
 
 export const ADMISSION_SHARD_PREFIX = "admission:";
@@ -101,6 +105,20 @@ export function entryVerdict(entry: SlotEntry, record: StateRecord | undefined):
   if (!record) return "free";
   if (record.lockedBy === entry.holder) return "held";
   return record._etag === entry.recordEtag ? "fence" : "free";
+}
+
+/**
+ * Whether a place found free at its check may simply not have been given back yet, rather than lost: its attempt's
+ * lock ended less than ADMISSION.giveBackGraceMs ago, as the record's history shows (the first entry of that
+ * attempt into a state that holds no lock), and the instance that wrote that end gives the place back right after
+ * it. Otherwise (the lock ended long before, the attempt never held the record, or the history no longer shows it)
+ * the give-back was due long ago, and only a crash between the two writes explains its absence.
+ */
+export function mayStillBeGivenBack(entry: SlotEntry, record: StateRecord | undefined, now: Date): boolean {
+  const attempt = parseInstanceId(entry.holder);
+  if (!record || attempt?.orderId !== record.orderId) return false;
+  const ended = record.history.find((h) => h.attempt === attempt.attempt && !isLocked(h.to));
+  return ended !== undefined && now.getTime() - Date.parse(ended.at) < ADMISSION.giveBackGraceMs;
 }
 
 /**

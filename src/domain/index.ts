@@ -6,6 +6,7 @@ export * from "./workflow";
 export * from "./stateRecord";
 export * from "./messages";
 export * from "./replyCheck";
+export * from "./requestCheck";
 export * from "./retryBudget";
 export * from "./latencyBudget";
 export * from "./timingBudget";

@@ -15,9 +15,10 @@ function registerAgent(agent: AgentName): void {
       const outcome = await handleAgentRequest(deps, context, agent, message, {
         alert: isFirstDelivery(context),
       });
-      if (outcome.kind === "invalid") {
+      // A malformed request (`invalid`) or one the Scheduler never dispatched (`refused`): the alert is raised.
+      if (outcome.kind === "invalid" || outcome.kind === "refused") {
         await setAsideRejected(deps, context, agentRequestQueue(agent), message, {
-          reason: "invalid",
+          reason: outcome.kind,
           description: outcome.reason,
         });
         return;

@@ -7,8 +7,8 @@
 import type { Dependencies } from "../app/dependencies";
 import {
   agentReplySchema,
-  agentRequestId,
   agentRequestQueue,
+  dispatchedRequest,
   checkReply,
   compensated,
   compensationStepDispatched,
@@ -16,7 +16,6 @@ import {
   andThen,
   compensationStepFailed,
   deadlineMessageId,
-  idempotencyKeyFor,
   nextForwardMove,
   nextStepIndex,
   nextUndoMove,
@@ -32,7 +31,6 @@ import {
   stepFailedPermanent,
   stepFailedTransient,
   stepSucceeded,
-  type AgentRequest,
   type DeadlineMessage,
   type ProcessState,
   type StateRecord,
@@ -155,33 +153,19 @@ export async function dispatchNext(
     record,
   );
   if (outcome.kind !== "written" && outcome.kind !== "unchanged") return fenced(outcome);
-  const step = outcome.record.steps[stepIndex]!;
   const definition = workflow.steps[stepIndex]!;
   const order = await deps.orders.get(orderId);
   if (!order) throw new Error(`order ${orderId} has a state record but no order document`);
 
   const direction: StepKind = forward ? "do" : "undo";
-  const completeBy = forward ? step.completeBy! : step.undo!.completeBy;
-  // The id the transition recorded: the reply router accepts an answer only to exactly this request. (A step
-  // dispatched by a build that did not record it has none; its answer is refused and the attempt retried.)
-  const requestId =
-    (forward ? step.requestId : step.undo!.requestId) ?? agentRequestId(lockedBy, stepIndex, direction);
-  const request: AgentRequest = {
-    requestId,
-    orderId,
+  // The id the transition recorded: the reply router accepts an answer only to exactly this request, and the agent
+  // acts only on exactly this request (src/domain/requestCheck.ts).
+  const request = dispatchedRequest(outcome.record, definition, order, {
     instanceId: lockedBy,
     stepIndex,
-    step: definition.name,
     kind: direction,
-    payload: forward
-      ? { operation: definition.doOperation, body: definition.doRequest(order) }
-      : {
-          operation: definition.undoOperation,
-          body: definition.undoRequest(order, (step.compensation as Record<string, unknown> | null) ?? null),
-        },
-    completeBy,
-    idempotencyKey: idempotencyKeyFor(orderId, definition.name, direction),
-  };
+  });
+  const { requestId, completeBy } = request;
   await deps.messaging.send(
     agentRequestQueue(definition.agent),
     {

@@ -9,6 +9,7 @@ import {
   entriesToCheck,
   entryVerdict,
   freePlaces,
+  mayStillBeGivenBack,
   nextCheck,
   shardCapacity,
   shardCount,
@@ -241,11 +242,18 @@ export class AdmissionSlots {
    * Checks the entries of `shard` whose checkAfter passed: a place whose attempt holds its record is kept (checked
    * again after the attempt's deadline), one whose attempt ended or never claimed is given back, after fencing
    * the record when the claim could still land. Returns the shard as written, or undefined on a lost race.
+   *
+   * A place found free is not proof of a crash: the write that ended its attempt's lock may have landed a moment
+   * ago, its give-back a few milliseconds behind (a round checks an attempt's place at its deadline, which is when the
+   * Supervisor ends it). Freeing it here is harmless (the give-back then finds nothing to do), but only a place whose
+   * give-back was due long ago is reported as lost, and only once this write has freed it: a lost race means
+   * another writer (that very give-back, often) changed the shard first.
    */
   private async checkEntries(shard: AdmissionShard, log: Logger): Promise<AdmissionShard | undefined> {
     const now = this.options.now();
     const tickets = new Set<string>();
-    const freed: string[] = [];
+    const lost: string[] = [];
+    const late: string[] = [];
     const recheck = new Map<string, string>();
     for (const entry of entriesToCheck(shard, now)) {
       const record = await this.options.states.get(entry.orderId);
@@ -254,14 +262,24 @@ export class AdmissionSlots {
         recheck.set(entry.ticket, nextCheck(record!, now, this.options.claimTimeoutSeconds));
       else if (verdict === "free" || (await this.options.states.fence(record!))) {
         tickets.add(entry.ticket);
-        freed.push(entry.holder);
+        (mayStillBeGivenBack(entry, record, now) ? late : lost).push(entry.holder);
       }
     }
-    if (freed.length > 0)
+    const written = await this.write(
+      shard,
+      updateShard(shard, { tickets, recheck }, this.capacity(shard.shard), now)!,
+    );
+    const id = admissionShardId(shard.shard);
+    if (written && lost.length > 0)
       log.warn(
-        `admission: ${admissionShardId(shard.shard)}: ${freed.length} place(s) whose attempt ended without ` +
-          `giving it back (a crash between two writes): ${freed.join(", ")}`,
+        `admission: ${id}: ${lost.length} place(s) whose attempt ended without giving it back (a crash between ` +
+          `two writes): ${lost.join(", ")}`,
       );
-    return this.write(shard, updateShard(shard, { tickets, recheck }, this.capacity(shard.shard), now)!);
+    if (written && late.length > 0)
+      log.log(
+        `admission: ${id}: freed ${late.length} place(s) whose attempt ended moments ago, before its give-back ` +
+          `landed: ${late.join(", ")}`,
+      );
+    return written;
   }
 }

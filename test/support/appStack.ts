@@ -6,7 +6,7 @@ import { InvocationContext } from "@azure/functions";
 import { ServiceBusClient } from "@azure/service-bus";
 import { createDependencies, type Dependencies, type DependencyOptions } from "../../src/app/dependencies";
 import { loadConfig, type AppConfig } from "../../src/config";
-import { startLocalStack, type LocalStackAddresses } from "../../tools/localStack";
+import { startLocalStack, type LocalStackAddresses, type LocalStackOptions } from "../../tools/localStack";
 
 export interface AppStack {
   emulators: LocalStackAddresses;
@@ -23,8 +23,12 @@ export interface AppStack {
   stop(): Promise<void>;
 }
 
-export async function startAppStack(settings: Record<string, string> = {}): Promise<AppStack> {
-  const stack = await startLocalStack();
+export async function startAppStack(
+  settings: Record<string, string> = {},
+  /** What the stack itself is started with: e.g. `onCosmosRequest`, to count the store requests of a call. */
+  options: Pick<LocalStackOptions, "onCosmosRequest"> = {},
+): Promise<AppStack> {
+  const stack = await startLocalStack(options);
   const config = loadConfig(stack.appSettings(settings));
   const deps = createDependencies(config);
   const bus = new ServiceBusClient(stack.emulators.serviceBusConnectionString);

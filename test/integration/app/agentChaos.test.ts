@@ -5,17 +5,13 @@
  * the same attempts.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import {
-  agentRequestId,
-  idempotencyKeyFor,
-  orderWorkflowV1,
-  type AgentName,
-  type AgentRequest,
-} from "../../../src/domain";
+import { orderWorkflowV1, type AgentName, type AgentRequest } from "../../../src/domain";
 import { handleAgentRequest, handlingSummary } from "../../../src/agents/agent";
 import type { Logger } from "../../../src/services/logger";
 import { seededRandom } from "../../../tools/seededRandom";
 import { drain, startAppStack, type AppStack } from "../../support/appStack";
+import { dispatchedStep } from "../../support/dispatch";
+import { sampleOrder } from "../../support/domain";
 
 /** One attempt's timeout, and the attempts per request: what chaos must get through. */
 const STACK_SETTINGS = { AGENT_MAX_ATTEMPTS: "3", AGENT_ATTEMPT_TIMEOUT_SECONDS: "1" };
@@ -33,31 +29,10 @@ beforeEach(async () => {
   await fetch(`${stack.emulators.simulatorUrl}/_faults`, { method: "DELETE" });
 });
 
-/** The do request of `service`'s step of the order workflow, as the Scheduler sends it. */
-function request(service: AgentName): AgentRequest {
-  const orderId = `CH-${++n}`;
-  const instanceId = `${orderId}:1`;
+/** The do request of `service`'s step of the order workflow, as the Scheduler sends it, its record dispatched. */
+function request(service: AgentName): Promise<AgentRequest> {
   const stepIndex = orderWorkflowV1.steps.findIndex((s) => s.agent === service);
-  const step = orderWorkflowV1.steps[stepIndex]!;
-  const body = {
-    inventory: { orderId, items: [{ sku: "SKU-1", quantity: 1 }] },
-    payment: { orderId, amount: 12.5, currency: "EUR" },
-    shipping: {
-      orderId,
-      address: { line1: "1 Main St", city: "Berlin", postalCode: "10115", country: "DE" },
-    },
-  }[service];
-  return {
-    requestId: agentRequestId(instanceId, stepIndex, "do"),
-    orderId,
-    instanceId,
-    stepIndex,
-    step: step.name,
-    kind: "do",
-    payload: { operation: step.doOperation, body },
-    completeBy: new Date(Date.now() + 10_000).toISOString(),
-    idempotencyKey: idempotencyKeyFor(orderId, step.name, "do"),
-  };
+  return dispatchedStep(stack.deps, sampleOrder({ orderId: `CH-${++n}` }), stepIndex);
 }
 
 /** A logger that keeps its lines, to read what an operator would see. */
@@ -84,7 +59,7 @@ describe("chaos in the agent's pipeline", () => {
       { random: seededRandom(SEED) },
     );
     const log = recordingLog();
-    const req = request("payment");
+    const req = await request("payment");
     const outcome = await handleAgentRequest(deps, log, "payment", req);
     expect(outcome).toMatchObject({
       kind: "replied",
@@ -116,7 +91,7 @@ describe("chaos in the agent's pipeline", () => {
       method: "POST",
       body: JSON.stringify({ service: "payment", kind: "transient" }),
     });
-    const real = await handleAgentRequest(stack.deps, recordingLog(), "payment", request("payment"));
+    const real = await handleAgentRequest(stack.deps, recordingLog(), "payment", await request("payment"));
     expect(real).toMatchObject({ kind: "replied", calls: 3, injected: 0, reply: { outcome: "transient" } });
     await drain(stack.bus, "agent-replies");
   });
@@ -132,7 +107,7 @@ describe("chaos in the agent's pipeline", () => {
       { random: seededRandom(SEED) },
     );
     const log = recordingLog();
-    const req = request("shipping");
+    const req = await request("shipping");
     const started = Date.now();
     const outcome = await handleAgentRequest(deps, log, "shipping", req);
     expect(outcome).toMatchObject({
@@ -159,7 +134,7 @@ describe("chaos in the agent's pipeline", () => {
       },
       { random: seededRandom(SEED) },
     );
-    const req = request("inventory");
+    const req = await request("inventory");
     const started = Date.now();
     const outcome = await handleAgentRequest(deps, recordingLog(), "inventory", req);
     expect(outcome).toMatchObject({ kind: "replied", calls: 1, injected: 1, reply: { outcome: "ok" } });
@@ -180,7 +155,7 @@ describe("chaos in the agent's pipeline", () => {
       { random: seededRandom(SEED) },
     );
     const log = recordingLog();
-    const req = request("inventory");
+    const req = await request("inventory");
     const outcome = await handleAgentRequest(deps, log, "inventory", req);
     expect(outcome).toMatchObject({ kind: "replied", calls: 2, injected: 1, reply: { outcome: "ok" } });
     expect(chaosLines(log)).toEqual([expect.stringContaining("(fault, no call made) before attempt 1")]);
@@ -200,7 +175,7 @@ describe("chaos in the agent's pipeline", () => {
     for (const deps of [off, paymentOnly]) {
       const log = recordingLog();
       const service = deps === off ? "payment" : "inventory";
-      const outcome = await handleAgentRequest(deps, log, service, request(service));
+      const outcome = await handleAgentRequest(deps, log, service, await request(service));
       expect(outcome).toMatchObject({ kind: "replied", calls: 1, injected: 0, reply: { outcome: "ok" } });
       expect(chaosLines(log)).toEqual([]);
     }

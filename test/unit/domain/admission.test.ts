@@ -1,16 +1,20 @@
 import { describe, expect, it } from "vitest";
 import {
+  ADMISSION,
   emptyShard,
   entriesToCheck,
   entryVerdict,
+  claim,
+  expire,
   freePlaces,
+  mayStillBeGivenBack,
   nextCheck,
   shardCapacity,
   shardCount,
   updateShard,
   type SlotEntry,
 } from "../../../src/domain";
-import { T0, pendingRecord } from "../../support/domain";
+import { T0, ok, pendingRecord } from "../../support/domain";
 
 const at = (s: number) => new Date(T0.getTime() + s * 1000);
 
@@ -78,5 +82,20 @@ describe("admission shards", () => {
     expect(nextCheck(record, at(100), 60)).toBe(at(300).toISOString());
     expect(nextCheck(record, at(290), 60)).toBe(at(350).toISOString());
     expect(nextCheck({ ...record, completeBy: null }, at(0), 60)).toBe(at(60).toISOString());
+  });
+
+  it("take a place found free for one still being given back only while its attempt's lock ended moments ago", () => {
+    const claimed = ok(claim(pendingRecord(), { now: at(0), claimTimeoutSeconds: 100 }));
+    const ended = ok(
+      expire(claimed, { now: at(100), expectedLockedBy: "ORD-1001:1", maxFailures: 3, backoffSeconds: 1 }),
+    );
+    const place = entry("ORD-1001:1", "t1");
+    const grace = ADMISSION.giveBackGraceMs / 1000;
+    expect(mayStillBeGivenBack(place, ended, at(101))).toBe(true);
+    expect(mayStillBeGivenBack(place, ended, at(100 + grace))).toBe(false);
+    // A claim that never landed, or a record gone: no give-back was ever coming.
+    expect(mayStillBeGivenBack(place, pendingRecord(), at(101))).toBe(false);
+    expect(mayStillBeGivenBack(entry("ORD-1001:2", "t2"), ended, at(101))).toBe(false);
+    expect(mayStillBeGivenBack(place, undefined, at(101))).toBe(false);
   });
 });

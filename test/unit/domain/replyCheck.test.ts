@@ -4,12 +4,36 @@ import {
   checkReply,
   claim,
   compensationStepDispatched,
+  compensationStepDone,
   expire,
+  stepDispatched,
   stepFailedPermanent,
+  stepSucceeded,
   type AgentReply,
   type StateRecord,
 } from "../../../src/domain";
 import { at, claimedRecord, ok, processingRecord } from "../../support/domain";
+
+/**
+ * Attempt 1 dispatched step 0 and timed out; attempt 2 ran step 0 and is now waiting on step 1. So attempt 1 sent
+ * only step 0's request, attempt 2 sent steps 0 and 1, and nobody has sent step 2's.
+ */
+function secondAttemptAtStep1(): StateRecord {
+  const first = claimedRecord();
+  const dispatched = ok(
+    stepDispatched(first, { now: at(2), lockedBy: first.lockedBy!, stepIndex: 0, stepTimeoutSeconds: 30 }),
+  );
+  const expired = ok(
+    expire(dispatched, { now: at(40), expectedLockedBy: first.lockedBy!, maxFailures: 3, backoffSeconds: 1 }),
+  );
+  const second = ok(claim(expired, { now: at(50), claimTimeoutSeconds: 60 }));
+  const lockedBy = second.lockedBy!;
+  const step0 = ok(stepDispatched(second, { now: at(51), lockedBy, stepIndex: 0, stepTimeoutSeconds: 30 }));
+  const done0 = ok(
+    stepSucceeded(step0, { now: at(52), lockedBy, stepIndex: 0, result: {}, compensation: null }),
+  );
+  return ok(stepDispatched(done0, { now: at(53), lockedBy, stepIndex: 1, stepTimeoutSeconds: 30 }));
+}
 
 /** A consistent reply (ids that fit together) for one step of one attempt. */
 function reply(instanceId: string, stepIndex: number, kind: "do" | "undo" = "do"): AgentReply {
@@ -74,6 +98,68 @@ describe("checkReply", () => {
       verdict: "stale",
       reason: expect.stringContaining("no longer holds the order"),
     });
+  });
+
+  it("asks whether an earlier attempt dispatched the request before calling its answer stale", () => {
+    const record = secondAttemptAtStep1();
+    expect(record.attempt).toBe(2);
+    // A late answer to what attempt 1 did send: dropped quietly, no alarm.
+    expect(checkReply(record, reply("ORD-1001:1", 0))).toEqual({
+      verdict: "stale",
+      reason: "step 0 do of ORD-1001:1: attempt 1 is over (now 2)",
+    });
+    // Attempt 1 never got past step 0, and nobody ever sent step 2: answers to those were written by someone else.
+    expect(checkReply(record, reply("ORD-1001:1", 1))).toEqual({
+      verdict: "unknown",
+      reason:
+        "step 1 do of ORD-1001:1: no such request was dispatched (attempt 1 had not reached chargePayment do)",
+    });
+    expect(checkReply(record, reply("ORD-1001:1", 2))).toEqual({
+      verdict: "unknown",
+      reason:
+        "step 2 do of ORD-1001:1: no such request was dispatched (bookShipping do last dispatched as none)",
+    });
+    expect(checkReply(record, reply("ORD-1001:1", 0, "undo"))).toMatchObject({ verdict: "unknown" });
+    // The current attempt's own request is still current.
+    expect(checkReply(record, reply("ORD-1001:2", 1))).toEqual({ verdict: "current" });
+  });
+
+  it("tells a late answer to an earlier attempt's undo from one to an undo that attempt never reached", () => {
+    // Attempt 1 refused at step 2, undid step 1 and timed out on it; attempt 2 undid step 1 and waits on step 0.
+    const failed = ok(
+      stepFailedPermanent(waiting, {
+        now: at(20),
+        lockedBy: attempt,
+        stepIndex: 2,
+        error: { code: "Refused", message: "no courier" },
+      }),
+    );
+    const undo1 = ok(
+      compensationStepDispatched(failed, {
+        now: at(21),
+        lockedBy: attempt,
+        stepIndex: 1,
+        stepTimeoutSeconds: 30,
+      }),
+    );
+    const expired = ok(
+      expire(undo1, { now: at(60), expectedLockedBy: attempt, maxFailures: 3, backoffSeconds: 1 }),
+    );
+    const second = ok(claim(expired, { now: at(70), claimTimeoutSeconds: 60 }));
+    const lockedBy = second.lockedBy!;
+    const redo1 = ok(
+      compensationStepDispatched(second, { now: at(71), lockedBy, stepIndex: 1, stepTimeoutSeconds: 30 }),
+    );
+    const done1 = ok(compensationStepDone(redo1, { now: at(72), lockedBy, stepIndex: 1, result: {} }));
+    const undo0 = ok(
+      compensationStepDispatched(done1, { now: at(73), lockedBy, stepIndex: 0, stepTimeoutSeconds: 30 }),
+    );
+    expect(checkReply(undo0, reply(attempt, 1, "undo"))).toMatchObject({ verdict: "stale" });
+    expect(checkReply(undo0, reply(attempt, 0, "undo"))).toEqual({
+      verdict: "unknown",
+      reason: `step 0 undo of ${attempt}: no such request was dispatched (attempt 1 had not reached reserveInventory undo)`,
+    });
+    expect(checkReply(undo0, reply(lockedBy, 0, "undo"))).toEqual({ verdict: "current" });
   });
 
   it("accepts the answer to an undo the attempt dispatched", () => {
