@@ -66,7 +66,7 @@ export function createRuntime(
         .finally(() => latency?.durableActive());
     },
   });
-  const clients = new ServiceBusClients();
+  const clients = new ServiceBusClients(hostConfig.serviceBus.clientRetry);
   shutdown.push(() => clients.close());
   const clientData = () => ({ string: JSON.stringify(engine.clientBindingData(baseUrl)) });
   const invoker: Invoker = new Invoker({
