@@ -164,6 +164,15 @@ const hostJsonSchema = z.looseObject({
           maxConcurrentCalls: z.number().int().min(1).optional(),
           autoCompleteMessages: z.boolean().optional(),
           maxAutoLockRenewalDuration: z.string().optional(),
+          clientRetryOptions: z
+            .looseObject({
+              mode: z.enum(["exponential", "fixed", "Exponential", "Fixed"]).optional(),
+              maxRetries: z.number().int().min(0).optional(),
+              delay: z.string().optional(),
+              maxDelay: z.string().optional(),
+              tryTimeout: z.string().optional(),
+            })
+            .optional(),
         })
         .optional(),
       durableTask: z
@@ -186,10 +195,28 @@ const hostJsonSchema = z.looseObject({
     .optional(),
 });
 
+/**
+ * host.json `extensions.serviceBus.clientRetryOptions`: how the host's Service Bus clients (the triggers' receivers,
+ * the output binding's senders) retry an operation, and how long each try waits. Its defaults are those of
+ * Azure.Messaging.ServiceBus's ServiceBusRetryOptions.
+ */
+export interface ClientRetryConfig {
+  mode: "exponential" | "fixed";
+  maxRetries: number;
+  delayMs: number;
+  maxDelayMs: number;
+  tryTimeoutMs: number;
+}
+
 export interface HostConfig {
   /** host.json "functions": only these are loaded; undefined = all. */
   functions?: string[];
-  serviceBus: { maxConcurrentCalls: number; autoCompleteMessages: boolean; maxAutoLockRenewalMs: number };
+  serviceBus: {
+    maxConcurrentCalls: number;
+    autoCompleteMessages: boolean;
+    maxAutoLockRenewalMs: number;
+    clientRetry: ClientRetryConfig;
+  };
   durableTask: {
     hubName?: string;
     maxConcurrentActivityFunctions?: number;
@@ -202,7 +229,18 @@ export interface HostConfig {
 }
 
 export const DEFAULT_HOST_CONFIG: HostConfig = {
-  serviceBus: { maxConcurrentCalls: 16, autoCompleteMessages: true, maxAutoLockRenewalMs: 5 * 60_000 },
+  serviceBus: {
+    maxConcurrentCalls: 16,
+    autoCompleteMessages: true,
+    maxAutoLockRenewalMs: 5 * 60_000,
+    clientRetry: {
+      mode: "exponential",
+      maxRetries: 3,
+      delayMs: 800,
+      maxDelayMs: 60_000,
+      tryTimeoutMs: 60_000,
+    },
+  },
   durableTask: {},
   http: { routePrefix: "api" },
 };
@@ -215,6 +253,12 @@ export function readHostConfig(appRoot: string, env: NodeJS.ProcessEnv = process
   if (!parsed.success) throw new Error(`host.json ${file} is invalid: ${describeIssues(parsed.error)}`);
   const ext = parsed.data.extensions ?? {};
   const sb = ext.serviceBus ?? {};
+  const retry = sb.clientRetryOptions ?? {};
+  const retryDefaults = DEFAULT_HOST_CONFIG.serviceBus.clientRetry;
+  const span = (value: string | undefined, name: string, fallback: number) =>
+    value === undefined
+      ? fallback
+      : parseTimeSpan(value, `host.json extensions.serviceBus.clientRetryOptions.${name}`);
   const hubName = ext.durableTask?.hubName;
   const maxActivities = ext.durableTask?.maxConcurrentActivityFunctions;
   const httpPollIntervalMs = ext.durableTask?.httpSettings?.defaultAsyncRequestSleepTimeMilliseconds;
@@ -232,6 +276,13 @@ export function readHostConfig(appRoot: string, env: NodeJS.ProcessEnv = process
               `host.json extensions.serviceBus.maxAutoLockRenewalDuration`,
             )
           : DEFAULT_HOST_CONFIG.serviceBus.maxAutoLockRenewalMs,
+      clientRetry: {
+        mode: retry.mode?.toLowerCase() === "fixed" ? "fixed" : "exponential",
+        maxRetries: retry.maxRetries ?? retryDefaults.maxRetries,
+        delayMs: span(retry.delay, "delay", retryDefaults.delayMs),
+        maxDelayMs: span(retry.maxDelay, "maxDelay", retryDefaults.maxDelayMs),
+        tryTimeoutMs: span(retry.tryTimeout, "tryTimeout", retryDefaults.tryTimeoutMs),
+      },
     },
     durableTask: {
       ...(hubName

@@ -75,7 +75,7 @@ export function createRuntime(
         .finally(() => latency?.durableActive());
     },
   });
-  const clients = new ServiceBusClients();
+  const clients = new ServiceBusClients(hostConfig.serviceBus.clientRetry);
   shutdown.push(() => clients.close());
   const durableClientData = (): unknown => engine.clientBindingData(baseUrl, rpcUrl);
   const clientData = () => ({ string: JSON.stringify(durableClientData()) });

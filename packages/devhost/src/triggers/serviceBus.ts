@@ -4,7 +4,9 @@
 // to maxConcurrentCalls handlers at a time per function, complete when the function succeeds, abandon
 // when it fails, so the broker's delivery count and dead-lettering at MaxDeliveryCount work as in Azure.
 import {
+  RetryMode,
   ServiceBusClient,
+  type ServiceBusClientOptions,
   type ServiceBusMessage,
   type ServiceBusReceivedMessage,
   type ServiceBusReceiver,
@@ -13,7 +15,12 @@ import {
 import type { Registration, RpcBindingInfo, RpcTypedData } from "../functionsCore";
 import type { InvocationResult, InvokeRequest, OutputHandler } from "../invocation";
 import type { HostLogger } from "../logger";
-import { resolveAppSettingExpressions, resolveConnectionString } from "../settings";
+import {
+  DEFAULT_HOST_CONFIG,
+  resolveAppSettingExpressions,
+  resolveConnectionString,
+  type ClientRetryConfig,
+} from "../settings";
 
 /** How long a close of an SDK object may take. While the SDK retries a connection that cannot be made,
  *  its close waits for the retry to end (tens of seconds); shutdown must not. */
@@ -30,15 +37,38 @@ function closeWithin(closing: Promise<unknown>, ms = CLOSE_TIMEOUT_MS): Promise<
   ]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * The SDK's retry options for host.json's clientRetryOptions. Without them @azure/service-bus waits a fixed 30 s
+ * between tries and 60 s a try: a trigger whose connection was reset, and whose first reconnection failed, would
+ * receive nothing for half a minute, where the host's receivers are back within a second or two.
+ */
+export function sdkRetryOptions(
+  retry: ClientRetryConfig,
+): NonNullable<ServiceBusClientOptions["retryOptions"]> {
+  return {
+    mode: retry.mode === "fixed" ? RetryMode.Fixed : RetryMode.Exponential,
+    maxRetries: retry.maxRetries,
+    retryDelayInMs: retry.delayMs,
+    maxRetryDelayInMs: retry.maxDelayMs,
+    timeoutInMs: retry.tryTimeoutMs,
+  };
+}
+
 /** One AMQP connection per connection string, shared by triggers and output bindings. */
 export class ServiceBusClients {
   readonly #clients = new Map<string, ServiceBusClient>();
   readonly #senders = new Map<string, ServiceBusSender>();
+  readonly #options: ServiceBusClientOptions;
+
+  /** `retry`: host.json's clientRetryOptions (DEFAULT_HOST_CONFIG's when not given). */
+  constructor(retry: ClientRetryConfig = DEFAULT_HOST_CONFIG.serviceBus.clientRetry) {
+    this.#options = { retryOptions: sdkRetryOptions(retry) };
+  }
 
   client(connectionString: string): ServiceBusClient {
     let client = this.#clients.get(connectionString);
     if (!client) {
-      client = new ServiceBusClient(connectionString);
+      client = new ServiceBusClient(connectionString, this.#options);
       this.#clients.set(connectionString, client);
     }
     return client;

@@ -64,7 +64,16 @@ describe("devhost settings", () => {
       "host.json": JSON.stringify({
         version: "2.0",
         extensions: {
-          serviceBus: { maxConcurrentCalls: 4, maxAutoLockRenewalDuration: "00:02:00" },
+          serviceBus: {
+            maxConcurrentCalls: 4,
+            maxAutoLockRenewalDuration: "00:02:00",
+            clientRetryOptions: {
+              mode: "fixed",
+              maxRetries: 2,
+              delay: "00:00:00.50",
+              tryTimeout: "00:00:10",
+            },
+          },
           durableTask: { hubName: "%HUB%" },
           http: { routePrefix: "/v1/" },
         },
@@ -73,11 +82,24 @@ describe("devhost settings", () => {
     });
     expect(findAppRoot(path.join(dir, "dist/src/index.js"))).toBe(dir);
     expect(readHostConfig(dir, { HUB: "MyHub" })).toEqual({
-      serviceBus: { maxConcurrentCalls: 4, autoCompleteMessages: true, maxAutoLockRenewalMs: 120_000 },
+      serviceBus: {
+        maxConcurrentCalls: 4,
+        autoCompleteMessages: true,
+        maxAutoLockRenewalMs: 120_000,
+        // maxDelay not given: the host's default.
+        clientRetry: { mode: "fixed", maxRetries: 2, delayMs: 500, maxDelayMs: 60_000, tryTimeoutMs: 10_000 },
+      },
       durableTask: { hubName: "MyHub" },
       http: { routePrefix: "v1" },
     });
     expect(readHostConfig(tempDir({})).serviceBus.maxConcurrentCalls).toBe(16);
+    expect(readHostConfig(tempDir({})).serviceBus.clientRetry).toEqual({
+      mode: "exponential",
+      maxRetries: 3,
+      delayMs: 800,
+      maxDelayMs: 60_000,
+      tryTimeoutMs: 60_000,
+    });
     expect(parseTimeSpan("1.02:03:04", "x")).toBe(((24 + 2) * 3600 + 3 * 60 + 4) * 1000);
   });
 
