@@ -17,8 +17,8 @@ export const BACKLOG_WAIT_MS = 250;
 /**
  * The Pending backlog as the front door sees it: counted at most once per BACKLOG_CACHE_MS per instance. A request
  * that finds the count old starts the next one (or joins the one running) and waits for it at most
- * BACKLOG_WAIT_MS, then answers with the last count: a slow or stalled count holds up no request. A count that
- * fails answers with the last one known (0 before any): the 429 is back-pressure, and refusing orders because the
+ * BACKLOG_WAIT_MS, then answers with the last count (0 before the first): a slow or stalled count holds up no
+ * request. A count that fails answers the same way: the 429 is back-pressure, and refusing orders because the
  * count failed would turn a store blip into refused submissions (the order's own write then says whether the
  * store answers).
  */
@@ -45,10 +45,11 @@ export class BacklogGauge {
       .finally(() => {
         this.counting = undefined;
       });
-    if (!last) return this.counting;
+    // Before any count (a new instance), a stalled first count answers 0: unknown is not over the bound.
+    const fallback = last?.count ?? 0;
     let timer: NodeJS.Timeout | undefined;
     const waited = new Promise<number>((resolve) => {
-      timer = setTimeout(() => resolve(last.count), BACKLOG_WAIT_MS);
+      timer = setTimeout(() => resolve(fallback), BACKLOG_WAIT_MS);
     });
     try {
       return await Promise.race([this.counting, waited]);

@@ -35,6 +35,13 @@ export const BUS_CALLS = {
   maxRetryDelayInMs: 4_000,
 } as const;
 
+/**
+ * A send still unanswered after this long is taken for a fault of the bus (services/infraFaults.ts) without
+ * waiting for its timeout: a healthy send takes milliseconds, and a silent network is only ever noticed by a
+ * timeout, which would come after the deadline of a step whose request or reply it held up.
+ */
+export const SLOW_SEND_MS = 2_000;
+
 /** Cosmos DB answers that a later try may not get: throttling, unavailability, timeouts, retry-with. */
 const TRANSIENT_STORE_STATUSES: ReadonlySet<number> = new Set([408, 429, 449, 500, 503]);
 

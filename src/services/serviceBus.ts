@@ -12,7 +12,7 @@ import {
 } from "../domain";
 import { credentialFor } from "./credential";
 import { jsonText } from "./jsonText";
-import { BUS_CALLS, isTransientInfraError } from "./infraResilience";
+import { BUS_CALLS, isTransientInfraError, SLOW_SEND_MS } from "./infraResilience";
 import { inSpan, spanOf, SpanKind, traceProperties } from "./tracing";
 
 /** One client per process; each operation waits seconds, not the SDK's default minute (infraResilience.ts). */
@@ -51,6 +51,13 @@ export interface RejectedMessage {
   reason: string;
   /** What exactly was wrong, naming the field or the mismatch. */
   description: string;
+}
+
+/** What a send still unanswered after SLOW_SEND_MS is noted as: a bus that does not answer. */
+function slowSend(queue: string): Error {
+  return Object.assign(new Error(`a send to ${queue} has had no answer for ${SLOW_SEND_MS} ms`), {
+    code: "ServiceTimeout",
+  });
 }
 
 /** Service Bus limits a MessageId to 128 characters, and an application property value is kept short. */
@@ -144,6 +151,7 @@ export class Messaging {
 
   private async sendTraced(queue: string, message: OutgoingMessage, span: Span | undefined): Promise<void> {
     const applicationProperties = { ...message.applicationProperties, ...traceProperties(span) };
+    const slow = setTimeout(() => this.onFault(slowSend(queue)), SLOW_SEND_MS).unref();
     try {
       await this.sender(queue).sendMessages({
         body: message.body,
@@ -159,6 +167,8 @@ export class Messaging {
     } catch (error) {
       if (isTransientInfraError(error)) this.onFault(error);
       throw error;
+    } finally {
+      clearTimeout(slow);
     }
   }
 

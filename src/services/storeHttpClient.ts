@@ -57,8 +57,11 @@ class TryTimedOut extends Error {
  */
 export class ResilientStoreHttpClient implements HttpClient {
   constructor(
-    /** Told of each request that is still failing when its budget is spent (services/infraFaults.ts). */
-    private readonly onGiveUp: (fault: unknown) => void = () => undefined,
+    /**
+     * Told of each try cut by its timeout (a stalled store) and of each request still failing when its budget is
+     * spent (services/infraFaults.ts): the faults that held a caller up for seconds.
+     */
+    private readonly onFault: (fault: unknown) => void = () => undefined,
     private readonly inner: HttpClient = createDefaultHttpClient(),
     private readonly random: () => number = Math.random,
   ) {}
@@ -77,18 +80,20 @@ export class ResilientStoreHttpClient implements HttpClient {
         const response = await this.tryOnce(request, outer);
         if (!RETRIED_STATUSES.has(response.status)) return response;
         if ((wait = nextWait()) === undefined) {
-          this.onGiveUp(
+          this.onFault(
             Object.assign(new Error(`the store answered ${response.status}`), { code: response.status }),
           );
           return response;
         }
       } catch (error) {
         if (outer?.aborted) throw error;
+        if (error instanceof TryTimedOut)
+          this.onFault(Object.assign(new Error(error.message), { code: "TimeoutError" }));
         const transient =
           error instanceof TryTimedOut || (isRestError(error) && NETWORK_CODES.has(error.code ?? ""));
         if (!transient) throw error;
         if ((wait = nextWait()) === undefined) {
-          this.onGiveUp(error);
+          this.onFault(error);
           throw error instanceof TryTimedOut ? abortError(error.message) : error;
         }
       }
