@@ -66,14 +66,8 @@ param operatorAppClientId string = ''
 @description('Whether principalId also runs the app itself against these resources (write-local-settings.sh), which grants it the app\'s right to send agent requests and replies: development environments only.')
 param developerRunsApp bool = false
 
-@description('Base URL of the inventory service (INVENTORY_URL). Empty: a placeholder; point it at your service.')
-param inventoryUrl string = ''
-
-@description('Base URL of the payment service (PAYMENT_URL). Empty: a placeholder; point it at your service.')
-param paymentUrl string = ''
-
-@description('Base URL of the shipping service (SHIPPING_URL). Empty: a placeholder; point it at your service.')
-param shippingUrl string = ''
+@description('Base URL of each remote service, by service name (infra/process.json), e.g. {"payment": "https://payments.contoso.example"}: its <SERVICE>_URL app setting. Left out or empty: a placeholder; point it at your service.')
+param serviceUrls { *: string } = {}
 
 @description('App settings that replace the tuning defaults below (name -> string value), e.g. {"MAX_IN_FLIGHT": "200"}.')
 param appSettingOverrides { *: string } = {}
@@ -90,7 +84,7 @@ param functionFailureThreshold int = 0
 @maxValue(1000)
 param maximumInstanceCount int = 40
 
-@description('Always-ready instances of each function group on the step\'s clock (the durable group, the three agents and agentReplies): warm instances keep a step\'s hops inside its deadline. 0: none, every group scales from zero (cheaper when idle; see docs/deployment.md, "Always-ready instances").')
+@description('Always-ready instances of each function group on the step\'s clock (the durable group, each service\'s agent and agentReplies): warm instances keep a step\'s hops inside its deadline. 0: none, every group scales from zero (cheaper when idle; see docs/deployment.md, "Always-ready instances").')
 @minValue(0)
 @maxValue(10)
 param alwaysReadyInstances int = 1
@@ -102,7 +96,7 @@ param functionsEnvironment string = 'Production'
 @description('Chaos in staging (CHAOS_ENABLED): latency and faults injected into the agents\' remote calls at the rates below. Off by default; the app refuses it unless functionsEnvironment is Staging (docs/chaos.md, "Chaos in staging").')
 param chaosEnabled bool = false
 
-@description('The agents chaos hits (CHAOS_SERVICES): * or a comma-separated list of inventory, payment, shipping.')
+@description('The agents chaos hits (CHAOS_SERVICES): * or a comma-separated list of the services in infra/process.json.')
 param chaosServices string = '*'
 
 @description('Share of attempts delayed by chaosLatencySeconds before the call (CHAOS_LATENCY_RATE), from 0 to 1; a string, as Bicep has no decimals.')
@@ -153,13 +147,17 @@ var tuningDefaults = {
   TRACE_SAMPLING_RATIO: '1'
 }
 
-// Placeholders on a reserved domain (.invalid never resolves): the app starts, and calls to the
-// remote services fail as transient errors until the real base URLs are set.
-var remoteServices = {
-  INVENTORY_URL: empty(inventoryUrl) ? 'https://inventory.example.invalid' : inventoryUrl
-  PAYMENT_URL: empty(paymentUrl) ? 'https://payment.example.invalid' : paymentUrl
-  SHIPPING_URL: empty(shippingUrl) ? 'https://shipping.example.invalid' : shippingUrl
-}
+// The process's remote services, each with its request queue, agent function and URL setting: written from
+// the declaration in src/domain/process.ts by `npm run docs:update` (a unit test fails while it is stale).
+var processServices = loadJsonContent('process.json').services
+
+// Each service's <SERVICE>_URL. Placeholders on a reserved domain (.invalid never resolves): the app starts,
+// and calls to the remote services fail as transient errors until the real base URLs are set.
+var remoteServices = toObject(
+  processServices,
+  s => s.urlSetting,
+  s => empty(serviceUrls[?s.name] ?? '') ? s.placeholderUrl : serviceUrls[s.name]
+)
 
 resource rg 'Microsoft.Resources/resourceGroups@2024-03-01' = {
   name: empty(resourceGroupName) ? 'rg-${environmentName}' : resourceGroupName
@@ -228,14 +226,7 @@ module serviceBus 'modules/servicebus.bicep' = {
     statusQueueNames: statusQueues
     appPrincipal: app
     // The queues with a Service Bus trigger (docs/contract.md, Functions).
-    receiveQueueNames: [
-      'orders'
-      'inventory-requests'
-      'payment-requests'
-      'shipping-requests'
-      'agent-replies'
-      'deadlines'
-    ]
+    receiveQueueNames: concat(['orders'], map(processServices, s => s.requestQueue), ['agent-replies', 'deadlines'])
     developerPrincipals: developers
     developersRunApp: developerRunsApp
   }
@@ -322,13 +313,11 @@ var appSettings = union(
 // The function groups a step waits on: orchestrator and activities (Flex Consumption scales them together
 // as "durable"), and each Service Bus-triggered function on the step's path, which Flex scales on its own
 // ("function:<name>", the names registered in src/functions).
-var alwaysReadyGroups = [
-  'durable'
-  'function:inventoryAgent'
-  'function:paymentAgent'
-  'function:shippingAgent'
-  'function:agentReplies'
-]
+var alwaysReadyGroups = concat(
+  ['durable'],
+  map(processServices, s => 'function:${s.agentFunction}'),
+  ['function:agentReplies']
+)
 
 module functionApp 'modules/functionApp.bicep' = {
   name: 'function-app'

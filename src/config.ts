@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { ChaosSettings } from "./domain/chaos";
 import { isAllowedReplyTo } from "./domain/messages";
 import { computeRetryBudget } from "./domain/retryBudget";
+import { serviceUrlSetting } from "./domain/services";
 import { AGENT_NAMES, type AgentName } from "./domain/workflow";
 
 /**
@@ -43,6 +44,18 @@ const ncrontab = z
   .refine((s) => s.split(/\s+/).length === 6 && s.split(/\s+/).every((f) => /^[\d*/,\-A-Za-z?]+$/.test(f)), {
     error: 'expected a six-field NCRONTAB expression such as "*/15 * * * * *"',
   });
+
+/** Where a service's base URL points by default: its routes on the local remote services simulator. */
+export const localServiceUrl = (service: string): string => `http://127.0.0.1:7081/${service}`;
+
+/** The base URL of each declared service (src/domain/process.ts): `<SERVICE>_URL`, such as INVENTORY_URL. */
+const SERVICE_URL_SETTINGS = Object.fromEntries(
+  AGENT_NAMES.map((service) => [
+    serviceUrlSetting(service),
+    { schema: url, default: localServiceUrl(service) },
+  ]),
+) as Record<ServiceUrlSetting, { schema: typeof url; default: string }>;
+export type ServiceUrlSetting = ReturnType<typeof serviceUrlSetting<AgentName>>;
 
 /** Bound on STATUS_QUEUES: the app keeps one open sender per status queue. */
 export const MAX_STATUS_QUEUES = 50;
@@ -117,9 +130,7 @@ export const SETTINGS = {
       }),
     default: "status-demo",
   },
-  INVENTORY_URL: { schema: url, default: "http://127.0.0.1:7081/inventory" },
-  PAYMENT_URL: { schema: url, default: "http://127.0.0.1:7081/payment" },
-  SHIPPING_URL: { schema: url, default: "http://127.0.0.1:7081/shipping" },
+  ...SERVICE_URL_SETTINGS,
   /**
    * Where operators' identities come from. `platform`: the x-ms-client-principal header of the platform's
    * authentication (Entra ID), believed only while that authentication is on. `header`: the header as the
@@ -156,7 +167,7 @@ export const SETTINGS = {
       .transform((v) => v === "true"),
     default: "false",
   },
-  /** The agents whose calls chaos hits: `*` or some of inventory, payment, shipping. */
+  /** The agents whose calls chaos hits: `*` or some of the declared services (src/domain/process.ts). */
   CHAOS_SERVICES: {
     schema: z
       .string()
@@ -250,7 +261,8 @@ export interface AppConfig {
   statusQueuePrefix: string;
   /** The status queues a replyTo may name (STATUS_QUEUES), each under statusQueuePrefix. */
   statusQueues: readonly string[];
-  serviceUrls: { inventory: string; payment: string; shipping: string };
+  /** Base URL of each declared service, from its `<SERVICE>_URL` setting. */
+  serviceUrls: Record<AgentName, string>;
   /** Where operator identities come from (OPERATOR_AUTH). */
   operatorAuth: "platform" | "header";
   /** Base URL of the simulator for the dashboard's fault panel; "" when there is none (Azure). */
@@ -516,7 +528,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     maxRequestBytes: n("MAX_REQUEST_BYTES"),
     statusQueuePrefix: s("STATUS_QUEUE_PREFIX"),
     statusQueues: values.STATUS_QUEUES as string[],
-    serviceUrls: { inventory: s("INVENTORY_URL"), payment: s("PAYMENT_URL"), shipping: s("SHIPPING_URL") },
+    serviceUrls: Object.fromEntries(AGENT_NAMES.map((a) => [a, s(serviceUrlSetting(a))])) as Record<
+      AgentName,
+      string
+    >,
     operatorAuth: s("OPERATOR_AUTH") as AppConfig["operatorAuth"],
     dashboardSimulatorUrl: s("DASHBOARD_SIMULATOR_URL").replace(/\/+$/, ""),
     chaos,

@@ -5,6 +5,7 @@
  * any other client; local.settings.sample.json already points at these addresses.
  */
 import { DEFAULT_COSMOS_PORT, DEFAULT_SERVICE_BUS_PORT } from "devhost";
+import { AGENT_NAMES, serviceUrlSetting } from "../src/domain";
 import { startLocalStack } from "./localStack";
 import { DEFAULT_SIMULATOR_PORT } from "./simulator";
 
@@ -29,8 +30,8 @@ async function main(): Promise<void> {
       `    ServiceBusConnection=${serviceBusConnectionString}`,
       `  Cosmos DB    ${cosmosEndpoint}  (database ${stack.cosmos.database})`,
       `    CosmosConnection=${cosmosConnectionString}`,
-      `  Simulator    ${simulatorUrl}  (inventory, payment, shipping; GET /_ledger, POST /_faults)`,
-      `    INVENTORY_URL=${simulatorUrl}/inventory PAYMENT_URL=${simulatorUrl}/payment SHIPPING_URL=${simulatorUrl}/shipping`,
+      `  Simulator    ${simulatorUrl}  (${AGENT_NAMES.join(", ")}; GET /_ledger, POST /_faults)`,
+      `    ${AGENT_NAMES.map((s) => `${serviceUrlSetting(s)}=${simulatorUrl}/${s}`).join(" ")}`,
     ].join("\n"),
   );
   let stopping = false;

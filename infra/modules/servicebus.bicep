@@ -203,4 +203,4 @@ output id string = namespace.id
 output fullyQualifiedNamespace string = split(split(namespace.properties.serviceBusEndpoint, '//')[1], ':')[0]
 output queueNames string[] = queueNames
 @description('MaxDeliveryCount of the agent request queues (the app must know it: AGENT_REQUEST_MAX_DELIVERY_COUNT).')
-output agentRequestMaxDeliveryCount int = filter(queueDefinitions, q => q.name == 'inventory-requests')[0].properties.MaxDeliveryCount
+output agentRequestMaxDeliveryCount int = filter(queueDefinitions, q => endsWith(q.name, '-requests'))[0].properties.MaxDeliveryCount

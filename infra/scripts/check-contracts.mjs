@@ -27,6 +27,11 @@ function readJson(file) {
   return JSON.parse(fs.readFileSync(file, "utf8"));
 }
 
+// The process's remote services as src/domain/process.ts declares them (infra/process.json, which a unit test
+// keeps in step with the declaration): each with its request queue, agent function and URL setting.
+const processServices = readJson(path.join(root, "infra/process.json")).services;
+const requestQueues = processServices.map((s) => s.requestQueue);
+
 // The settings every deployment must give the app (docs/configuration.md).
 const requiredAppSettings = [
   "AzureWebJobsStorage__accountName",
@@ -64,9 +69,7 @@ const requiredAppSettings = [
   "STATUS_QUEUE_PREFIX",
   "STATUS_QUEUES",
   "OPERATOR_AUTH",
-  "INVENTORY_URL",
-  "PAYMENT_URL",
-  "SHIPPING_URL",
+  ...processServices.map((s) => s.urlSetting),
   "TRACE_SAMPLING_RATIO",
   "DURABLE_TASK_SCHEDULER_CONNECTION_STRING",
 ];
@@ -110,7 +113,6 @@ function checkQueueConfig() {
   );
   const queues = readJson(file).UserConfig.Namespaces[0].Queues;
   const byName = new Map(queues.map((q) => [q.Name, q.Properties]));
-  const requestQueues = ["inventory-requests", "payment-requests", "shipping-requests"];
   for (const name of ["orders", ...requestQueues, "agent-replies", "alerts", "rejected-messages"]) {
     check(byName.has(name), `queue "${name}" is missing from ${path.relative(root, file)}`);
   }
@@ -463,7 +465,7 @@ function predicted(snapshot, type) {
 // boundary is who may send there: nobody but the app. The same goes for the agent request queues, whose
 // messages become remote calls. A grant on the namespace or above covers them too.
 function checkSendRights(snapshot, label) {
-  const guarded = ["agent-replies", "inventory-requests", "payment-requests", "shipping-requests"];
+  const guarded = ["agent-replies", ...requestQueues];
   let senders = 0;
   for (const assignment of predicted(snapshot, "Microsoft.Authorization/roleAssignments")) {
     const role = assignment.properties.roleDefinitionId.split("/").pop();
@@ -547,16 +549,17 @@ function checkStorageRoles(snapshot, label) {
   }
 }
 
-// The names of the functions the app registers (src/functions), from their registration calls: app.<trigger>("name")
-// and the agents' `${agent}Agent` for each registerAgent("<agent>").
+// The names of the functions the app registers (src/functions), from their registration calls: app.<trigger>("name"),
+// and an agent per declared service where agents.ts registers them by agentFunctionName (test/unit/functions/agents.test.ts
+// checks that it registers exactly those).
 function registeredFunctionNames() {
   const names = new Set();
   const dir = path.join(root, "src/functions");
   for (const file of fs.readdirSync(dir).filter((f) => f.endsWith(".ts"))) {
     const text = fs.readFileSync(path.join(dir, file), "utf8");
     for (const m of text.matchAll(/\bapp\.\w+\(\s*"([A-Za-z][\w-]*)"/g)) names.add(m[1]);
-    if (text.includes("`${agent}Agent`")) {
-      for (const m of text.matchAll(/registerAgent\("(\w+)"\)/g)) names.add(`${m[1]}Agent`);
+    if (text.includes("agentFunctionName(")) {
+      for (const s of processServices) names.add(s.agentFunction);
     }
   }
   return names;
@@ -577,9 +580,7 @@ function checkAlwaysReady(snapshot, label) {
   }
   for (const needed of [
     "durable",
-    "function:inventoryAgent",
-    "function:paymentAgent",
-    "function:shippingAgent",
+    ...processServices.map((s) => `function:${s.agentFunction}`),
     "function:agentReplies",
   ]) {
     check(
@@ -694,19 +695,35 @@ function checkChaos(snapshot, label) {
   );
 }
 
+// Each service's <SERVICE>_URL is set: from serviceUrls where the parameters give it, else the placeholder on .invalid.
+function checkServiceUrls(snapshot, label, given) {
+  const settings = appSettingsOf(snapshot);
+  for (const s of processServices) {
+    const expected = given[s.name] ?? s.placeholderUrl;
+    check(
+      settings[s.urlSetting] === expected,
+      `${label}: ${s.urlSetting} must be ${expected}, got ${settings[s.urlSetting]}`,
+    );
+  }
+}
+
 function checkSnapshots(files) {
   for (const file of files) {
     const snapshot = readJson(file);
     const label = path.basename(file, ".snapshot.json");
-    const clientId = /operatorAppClientId = '([^']*)'/.exec(
-      fs.readFileSync(file.replace(/\.snapshot\.json$/, ".bicepparam"), "utf8"),
-    )?.[1];
+    const params = fs.readFileSync(file.replace(/\.snapshot\.json$/, ".bicepparam"), "utf8");
+    const clientId = /operatorAppClientId = '([^']*)'/.exec(params)?.[1];
+    // check.sh gives serviceUrls as { <service>: '<url>' } in one parameter set.
+    const serviceUrls = Object.fromEntries(
+      [...params.matchAll(/serviceUrls = \{ (\w+): '([^']*)' \}/g)].map((m) => [m[1], m[2]]),
+    );
     checkSendRights(snapshot, label);
     checkOperatorSignIn(snapshot, label, clientId);
     checkStorageRoles(snapshot, label);
     checkAlwaysReady(snapshot, label);
     checkDurableBackend(snapshot, label);
     checkChaos(snapshot, label);
+    checkServiceUrls(snapshot, label, serviceUrls);
   }
 }
 

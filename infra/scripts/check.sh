@@ -197,7 +197,10 @@ snapshot() {
 }
 snapshot with-sign-in "param operatorAppClientId = '22222222-2222-2222-2222-222222222222'"
 snapshot without-sign-in ""
-snapshot with-scheduler "param durableBackend = 'DurableTaskScheduler'"
+# One service's URL set (the first of infra/process.json): it reaches its <SERVICE>_URL, the others keep placeholders.
+first_service="$(node -p 'require(process.argv[1]).services[0].name' "$root/infra/process.json")"
+snapshot with-scheduler "param durableBackend = 'DurableTaskScheduler'
+param serviceUrls = { ${first_service}: 'https://${first_service}.contoso.example' }"
 snapshot with-chaos "param functionsEnvironment = 'Staging'
 param chaosEnabled = true
 param chaosServices = 'payment'

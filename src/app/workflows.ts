@@ -1,7 +1,9 @@
 import { z } from "zod";
 import {
+  SERVICES,
   agentNameSchema,
   defaultWorkflows,
+  stepProblems,
   validate,
   workflowRefSchema,
   type WorkflowDefinition,
@@ -56,6 +58,10 @@ function processRegistry(): WorkflowRegistry {
 export function registerWorkflow(definition: WorkflowDefinition): void {
   const checked = validate(definitionSchema, definition);
   if (!checked.ok) throw new Error(`registerWorkflow: invalid workflow definition: ${checked.message}`);
+  // A step may call only what the process declares: a queue, an agent and a simulator route exist for nothing else.
+  const where = `registerWorkflow(${definition.name} v${definition.version})`;
+  const problems = definition.steps.flatMap((step) => stepProblems(SERVICES, step, where));
+  if (problems.length > 0) throw new Error(problems.join("; "));
   if (inUse) {
     throw new Error(
       `registerWorkflow(${definition.name} v${definition.version}): workflows must be registered at start-up, ` +

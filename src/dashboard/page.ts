@@ -5,6 +5,7 @@
  * page is a string in a module rather than a file.
  */
 import { PROCESS_STATES } from "../domain/stateRecord";
+import { SERVICES, orderWorkflowV1 } from "../domain/process";
 import { AGENT_NAMES } from "../domain/workflow";
 import { CANCELLABLE_STATES, RETRYABLE_STATES } from "../domain/transitions/operator";
 import { DASHBOARD_SCRIPT } from "./script";
@@ -63,6 +64,18 @@ const stateCards = (): string =>
 const stateOptions = (): string =>
   PROCESS_STATES.map((state) => `<option value="${state}">${state}</option>`).join("");
 
+/** The declared services, "a, b and c". */
+const serviceList = (): string =>
+  AGENT_NAMES.length === 1
+    ? AGENT_NAMES[0]
+    : `${AGENT_NAMES.slice(0, -1).join(", ")} and ${AGENT_NAMES.at(-1)}`;
+
+/** The fault form's services; the second step's is preselected, as a fault there leaves an earlier step to undo. */
+const serviceOptions = (): string => {
+  const preselected = orderWorkflowV1.steps[1]?.agent ?? AGENT_NAMES[0];
+  return AGENT_NAMES.map((s) => `<option${s === preselected ? " selected" : ""}>${s}</option>`).join("");
+};
+
 function playground(options: DashboardPageOptions): string {
   if (!options.simulatorUrl) return "";
   const simulator = escapeHtml(options.simulatorUrl);
@@ -100,7 +113,7 @@ function playground(options: DashboardPageOptions): string {
             <legend>Arm a fault</legend>
             <div class="fields">
               <div class="field"><label for="fault-service">Service</label>
-                <select id="fault-service"><option>inventory</option><option selected>payment</option><option>shipping</option></select></div>
+                <select id="fault-service">${serviceOptions()}</select></div>
               <div class="field"><label for="fault-operation">Operation</label><select id="fault-operation"></select></div>
               <div class="field"><label for="fault-kind">Kind</label>
                 <select id="fault-kind">
@@ -245,6 +258,8 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
     refreshMs: options.refreshMs ?? 2000,
     states: PROCESS_STATES,
     operatorStates: { retry: RETRYABLE_STATES, cancel: CANCELLABLE_STATES },
+    /** Each service's operations, for the fault form (src/domain/process.ts). */
+    operations: Object.fromEntries(AGENT_NAMES.map((s) => [s, SERVICES[s].operations])),
     signedInAs: options.signedInAs,
   };
   const who = options.signedInAs;
@@ -262,7 +277,7 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
   <header class="top">
     <div>
       <h1>Operator dashboard</h1>
-      <p class="sub">Scheduler Agent Supervisor · orders across inventory, payment and shipping · <a
+      <p class="sub">Scheduler Agent Supervisor · orders across ${serviceList()} · <a
         href="${escapeHtml(options.apiBase)}openapi.json">API description (OpenAPI)</a></p>
     </div>
     <div class="who">

@@ -11,7 +11,7 @@ export const DASHBOARD_SCRIPT = String.raw`
   const STATES = config.states;
   const RETRYABLE = config.operatorStates.retry;
   const CANCELLABLE = config.operatorStates.cancel;
-  const OPERATIONS = { inventory: ["reserve", "release"], payment: ["charge", "refund"], shipping: ["book", "cancel"] };
+  const OPERATIONS = config.operations;
   // Who the platform signed in (the page is served only to a principal with a role), and whether they may act.
   const canOperate = config.signedInAs.canOperate;
   const $ = (id) => document.getElementById(id);

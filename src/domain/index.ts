@@ -2,6 +2,8 @@ export * from "./validation";
 export * from "./ids";
 export * from "./currencies";
 export * from "./order";
+export * from "./services";
+export * from "./process";
 export * from "./workflow";
 export * from "./stateRecord";
 export * from "./messages";

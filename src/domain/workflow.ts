@@ -1,14 +1,14 @@
 import { z } from "zod";
-import { orderTotal, type Order } from "./order";
+import type { Order } from "./order";
+import { SERVICES, orderWorkflowV1 } from "./process";
 
-export const AGENT_NAMES = ["inventory", "payment", "shipping"] as const;
+/** The declared services' names (src/domain/process.ts), in declaration order. */
+export type AgentName = keyof typeof SERVICES;
+export const AGENT_NAMES = Object.keys(SERVICES) as readonly AgentName[] as readonly [
+  AgentName,
+  ...AgentName[],
+];
 export const agentNameSchema = z.enum(AGENT_NAMES);
-export type AgentName = z.infer<typeof agentNameSchema>;
-
-/** Service Bus queue an agent listens on. */
-export function agentRequestQueue(agent: AgentName): string {
-  return `${agent}-requests`;
-}
 
 export interface StepDefinition {
   /** Stable step name: part of idempotency keys, so never rename a step of a released version. */
@@ -32,12 +32,6 @@ export interface StepDefinition {
   undoRequest(order: Order, compensation: Record<string, unknown> | null): Record<string, unknown>;
 }
 
-/** Picks one string field of a service's answer, if present. */
-function pick(result: unknown, field: string): Record<string, unknown> | null {
-  const value = (result as Record<string, unknown> | null)?.[field];
-  return typeof value === "string" ? { [field]: value } : null;
-}
-
 export interface WorkflowDefinition {
   readonly name: string;
   readonly version: number;
@@ -49,44 +43,6 @@ export const workflowRefSchema = z.strictObject({
   version: z.number().int().positive(),
 });
 export type WorkflowRef = z.infer<typeof workflowRefSchema>;
-
-/** Order workflow v1: reserve inventory → charge payment → book shipping; undone in reverse. */
-export const orderWorkflowV1: WorkflowDefinition = Object.freeze({
-  name: "order",
-  version: 1,
-  steps: Object.freeze([
-    {
-      name: "reserveInventory",
-      agent: "inventory",
-      doOperation: "reserve",
-      undoOperation: "release",
-      doRequest: (order) => ({
-        orderId: order.orderId,
-        items: order.items.map(({ sku, quantity }) => ({ sku, quantity })),
-      }),
-      compensationFrom: (result) => pick(result, "reservationId"),
-      undoRequest: (order, compensation) => ({ orderId: order.orderId, ...compensation }),
-    },
-    {
-      name: "chargePayment",
-      agent: "payment",
-      doOperation: "charge",
-      undoOperation: "refund",
-      doRequest: (order) => ({ orderId: order.orderId, amount: orderTotal(order), currency: order.currency }),
-      compensationFrom: (result) => pick(result, "chargeId"),
-      undoRequest: (order, compensation) => ({ orderId: order.orderId, ...compensation }),
-    },
-    {
-      name: "bookShipping",
-      agent: "shipping",
-      doOperation: "book",
-      undoOperation: "cancel",
-      doRequest: (order) => ({ orderId: order.orderId, address: order.shippingAddress }),
-      compensationFrom: (result) => pick(result, "trackingNumber"),
-      undoRequest: (order, compensation) => ({ orderId: order.orderId, ...compensation }),
-    },
-  ] satisfies StepDefinition[]),
-});
 
 /**
  * How many dispatches one attempt's orchestration may make. An attempt dispatches each forward step at most once

@@ -1,5 +1,5 @@
 import { app, type InvocationContext } from "@azure/functions";
-import { agentRequestQueue, type AgentName } from "../domain";
+import { AGENT_NAMES, agentFunctionName, agentRequestQueue, type AgentName } from "../domain";
 import { dependencies } from "../app/dependencies";
 import { handleAgentRequest, handlingSummary } from "../agents/agent";
 import { isFirstDelivery, setAsideRejected } from "./rejectedMessage";
@@ -7,13 +7,13 @@ import { rescheduleOnInfraFault } from "./rescheduled";
 import { tracedMessage } from "./traced";
 
 /**
- * One agent function per remote service, each on its own request queue. A request that meets a fault of the app's
+ * One agent function per declared remote service (src/domain/process.ts), each on its own request queue. A request that meets a fault of the app's
  * own store or bus is put back for later (its call, if it was made, is repeated under the same idempotency key);
  * one that comes back after the step's completeBy is dropped, and the Supervisor recovers the attempt.
  */
 function registerAgent(agent: AgentName): void {
   const queue = agentRequestQueue(agent);
-  app.serviceBusQueue(`${agent}Agent`, {
+  app.serviceBusQueue(agentFunctionName(agent), {
     connection: "ServiceBusConnection",
     queueName: queue,
     handler: tracedMessage(queue, rescheduleOnInfraFault(queue, handlerFor(agent), dependencies)),
@@ -38,6 +38,4 @@ function handlerFor(agent: AgentName) {
   };
 }
 
-registerAgent("inventory");
-registerAgent("payment");
-registerAgent("shipping");
+for (const agent of AGENT_NAMES) registerAgent(agent);

@@ -2,9 +2,9 @@
  * The documentation that describes the state machine, the contract and the settings is checked against the code,
  * so that it cannot drift. `npm run docs:update` rewrites the generated sections.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { loadConfig, SETTING_NAMES } from "../../src/config";
+import { loadConfig, SETTINGS, SETTING_NAMES } from "../../src/config";
 import {
   AGENT_NAMES,
   ALERT_KINDS,
@@ -14,7 +14,9 @@ import {
   stepLatencyBudget,
   PROCESS_STATES,
   STATUS_VALUES,
+  agentFunctionName,
   agentRequestQueue,
+  serviceUrlSetting,
   renderStateDiagram,
   renderTransitionTable,
 } from "../../src/domain";
@@ -25,6 +27,13 @@ import { SCHEDULER_ORCHESTRATION } from "../../src/scheduler/orchestration";
 import { withGeneratedSections } from "../../tools/docSections";
 import { costSource, renderCostSection } from "../../bench/costReport";
 import { renderTimingExample } from "../../tools/timingExample";
+import {
+  renderProcessSteps,
+  renderServiceContract,
+  renderServiceUrlParameters,
+  renderServiceUrlSettings,
+} from "../../tools/processDocs";
+import { placeholderServiceUrl } from "../../tools/processFiles";
 
 const UPDATE = process.env.UPDATE_DOCS === "1";
 
@@ -32,6 +41,7 @@ function generatedSections(): Record<string, string> {
   return {
     "state-diagram": "```mermaid\n" + renderStateDiagram() + "\n```",
     "transition-table": renderTransitionTable(),
+    "process-steps": renderProcessSteps(),
   };
 }
 
@@ -50,6 +60,7 @@ function deploymentSections(): Record<string, string> {
   return {
     "step-latency-budget": renderLatencyBudget("one step, from dispatch to the reply seen", step),
     "claim-latency-budget": renderLatencyBudget("one claim, from the claim to the first dispatch", claim),
+    "service-url-parameters": renderServiceUrlParameters(),
   };
 }
 
@@ -117,6 +128,47 @@ describe("docs", () => {
     expect(queuePollingSeconds(), "host.json maxQueuePollingInterval").toBeLessThanOrEqual(5);
     expect(Number(defaults.STEP_TIMEOUT_SECONDS)).toBeGreaterThanOrEqual(step.scalingSeconds);
     expect(Number(defaults.CLAIM_TIMEOUT_SECONDS)).toBeGreaterThanOrEqual(claim.scalingSeconds);
+  });
+
+  it("docs/contract.md and docs/configuration.md list the remote services as src/domain/process.ts declares them", () => {
+    const files = {
+      "docs/contract.md": { "remote-services": renderServiceContract() },
+      "docs/configuration.md": {
+        "service-url-settings": renderServiceUrlSettings(
+          (name) => SETTINGS[name as keyof typeof SETTINGS].default,
+        ),
+      },
+    };
+    for (const [path, sections] of Object.entries(files)) {
+      const current = readFileSync(path, "utf8");
+      const expected = withSections(current, sections, path);
+      if (UPDATE) writeFileSync(path, expected);
+      else expect(current, `${path}: run \`npm run docs:update\``).toBe(expected);
+    }
+  });
+
+  it("no doc names a request queue, agent function or URL setting of a service src/domain/process.ts does not declare", () => {
+    const declared = new Set<string>(
+      AGENT_NAMES.flatMap((s) => [agentRequestQueue(s), agentFunctionName(s), serviceUrlSetting(s)]),
+    );
+    // Names of that shape that are no service's: Bicep's dashboard output, a Service Bus metric.
+    const notServices = new Set(["DASHBOARD_URL", "throttled-requests"]);
+    const files = [
+      "README.md",
+      ...readdirSync("docs")
+        .filter((f) => f.endsWith(".md"))
+        .map((f) => `docs/${f}`),
+    ];
+    for (const file of files) {
+      const text = readFileSync(file, "utf8");
+      const named = [...text.matchAll(/\b([a-z]+-requests|[a-z]+Agent|[A-Z]+_URL)\b/g)].map((m) => m[1]!);
+      const undeclared = [...new Set(named.filter((n) => !declared.has(n) && !notServices.has(n)))];
+      expect(
+        undeclared,
+        `${file} names ${undeclared.join(", ")}, of no service src/domain/process.ts declares: say <service>-requests, <service>Agent or <SERVICE>_URL, or declare the service`,
+      ).toEqual([]);
+    }
+    expect(placeholderServiceUrl("payment")).toBe("https://payment.example.invalid");
   });
 
   it("docs/contract.md names every queue, state, alert kind, status and Scheduler function of the code", () => {

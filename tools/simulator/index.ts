@@ -101,6 +101,9 @@ const OPERATION_ROUTES: Record<string, OperationRoute> = {
   "shipping/cancel": route(cancelBody, (s, b) => s.cancel(b.orderId, b.trackingNumber)),
 };
 
+/** The routes the simulator serves, as "<service>/<operation>" (test/unit/process.test.ts checks them against the declaration). */
+export const SIMULATED_OPERATIONS: readonly string[] = Object.keys(OPERATION_ROUTES);
+
 function route<S extends z.ZodType<{ orderId: string }>>(
   schema: S,
   run: (services: RemoteServices, body: z.output<S>) => Outcome,

@@ -1,20 +1,19 @@
 /**
- * How this app's settings point at the simulator: the settings that name a remote service (INVENTORY_URL,
- * PAYMENT_URL, SHIPPING_URL) or the dashboard's fault panel (DASHBOARD_SIMULATOR_URL), when their value is an
- * http URL on a loopback host. One simulator serves all three services, so they must agree on one port; any port
+ * How this app's settings point at the simulator: the settings that name a remote service (`<SERVICE>_URL` for each
+ * service of src/domain/process.ts) or the dashboard's fault panel (DASHBOARD_SIMULATOR_URL), when their value is an
+ * http URL on a loopback host. One simulator serves every service, so they must agree on one port; any port
  * will do (7081 is only the default).
  */
 import { isListening } from "devhost";
+import { AGENT_NAMES, serviceUrlSetting } from "../../src/domain";
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
 
 /** The settings that address the simulator when they point at loopback. */
-export const SIMULATOR_SETTINGS = [
-  "INVENTORY_URL",
-  "PAYMENT_URL",
-  "SHIPPING_URL",
+export const SIMULATOR_SETTINGS: readonly string[] = [
+  ...AGENT_NAMES.map(serviceUrlSetting),
   "DASHBOARD_SIMULATOR_URL",
-] as const;
+];
 
 /** The URL when `value` is an http(s) URL on a loopback host, else undefined. */
 export function loopbackUrlIn(value: string): URL | undefined {

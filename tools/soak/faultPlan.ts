@@ -4,7 +4,7 @@
  * another (only the optional background noise is shared). The same seed gives the same plan.
  */
 import type { Order } from "../../src/domain/order";
-import type { ProcessState } from "../../src/domain";
+import { orderWorkflowV1, type ProcessState } from "../../src/domain";
 import { sampleOrder } from "../sampleOrders";
 import { OPERATIONS, SERVICES, type FaultSpec, type Service } from "../simulator";
 
@@ -89,6 +89,13 @@ function pickWeighted(random: () => number, mix: FaultMix): Scenario {
   return entries[entries.length - 1]![0];
 }
 
+// The services by their place in the process (src/domain/process.ts): a refusal of a later step has earlier
+// ones to undo.
+const stepServices = orderWorkflowV1.steps.map((s) => s.agent);
+const laterServices = stepServices.slice(1);
+const lastService = stepServices.at(-1)!;
+const servicesBeforeLast = stepServices.slice(0, -1);
+
 const int = (random: () => number, min: number, max: number) => min + Math.floor(random() * (max - min + 1));
 const pick = <T>(random: () => number, items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
 
@@ -131,7 +138,7 @@ export function planOrders(opts: PlanOptions): PlannedOrder[] {
         break;
       case "permanent":
         // A later step refuses: the earlier ones are undone in reverse order.
-        faults = [on(pick(random, ["payment", "shipping"] as const), "do", { kind: "permanent", count: 1 })];
+        faults = [on(pick(random, laterServices), "do", { kind: "permanent", count: 1 })];
         expected = "Compensated";
         break;
       case "latency":
@@ -151,14 +158,15 @@ export function planOrders(opts: PlanOptions): PlannedOrder[] {
         faults = [on(service, "do", { kind: "drop-response", count: 1 })];
         break;
       case "undoRefused":
-        // Payment declines; releasing the reservation is then refused for good: an operator must act.
-        faults = [on("inventory", "undo", { kind: "permanent", count: 1 })];
+        // Payment declines (the simulator's limit); undoing the first step is then refused for good: an operator
+        // must act.
+        faults = [on(stepServices[0]!, "undo", { kind: "permanent", count: 1 })];
         expected = "CompensationFailed";
         break;
       case "undoDropped":
         faults = [
-          on("shipping", "do", { kind: "permanent", count: 1 }),
-          on(pick(random, ["inventory", "payment"] as const), "undo", { kind: "drop-response", count: 1 }),
+          on(lastService, "do", { kind: "permanent", count: 1 }),
+          on(pick(random, servicesBeforeLast), "undo", { kind: "drop-response", count: 1 }),
         ];
         expected = "Compensated";
         break;

@@ -14,7 +14,7 @@ import {
   type StateRecord,
   type TimingInputs,
 } from "../../src/domain";
-import { orderWorkflowV1 } from "../../src/domain/workflow";
+import { orderWorkflowV1 } from "../../src/domain/process";
 import type { LedgerEntry } from "../simulator";
 import type { ObservedAlert } from "./observe";
 import type { PlannedOrder } from "./faultPlan";

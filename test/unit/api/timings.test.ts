@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { timingsRequest } from "../../../src/api/timings";
 import { loadConfig } from "../../../src/config";
 import { defaultWorkflows, timingBudget, type WorkflowDefinition } from "../../../src/domain";
-import { WorkflowRegistry, orderWorkflowV1 } from "../../../src/domain/workflow";
+import { orderWorkflowV1 } from "../../../src/domain/process";
+import { WorkflowRegistry } from "../../../src/domain/workflow";
 
 const env = {
   ServiceBusConnection: "Endpoint=sb://localhost;SharedAccessKeyName=k;SharedAccessKey=v",

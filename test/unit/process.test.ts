@@ -1,0 +1,156 @@
+/**
+ * Every file outside src/ that lists the process's services agrees with the declaration (src/domain/process.ts), in
+ * both directions: a declared service missing from one fails, and so does an entry for a service nobody declares.
+ * The files the declaration fully determines are rewritten by `npm run docs:update`.
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import prettier from "prettier";
+import { parse as parseYaml } from "yaml";
+import { describe, expect, it } from "vitest";
+import { localServiceUrl } from "../../src/config";
+import { AGENT_NAMES, SERVICES, agentRequestQueue, serviceUrlSetting } from "../../src/domain";
+import {
+  REQUEST_QUEUE,
+  SERVICE_URL_SETTING,
+  compareNames,
+  disagreement,
+  processJson,
+  serviceUrlsParameter,
+  withDeclaredRequestQueues,
+  withDeclaredUrlSettings,
+  withDeclaredWorkflowUrls,
+  workflowUrlSettings,
+} from "../../tools/processFiles";
+import { OPERATIONS, SERVICES as SIMULATED_SERVICES, SIMULATED_OPERATIONS } from "../../tools/simulator";
+
+const UPDATE = process.env.UPDATE_DOCS === "1";
+
+const readJson = (file: string) => JSON.parse(readFileSync(file, "utf8"));
+
+/** JSON as the repository formats it (prettier, .prettierrc.json), so that a rewritten file passes `npm run lint`. */
+async function formatJson(file: string, value: unknown): Promise<string> {
+  const options = await prettier.resolveConfig(file);
+  return prettier.format(JSON.stringify(value), { ...options, filepath: file });
+}
+
+/** Fails with `problem` unless it is empty; in `npm run docs:update`, writes `fixed` instead. */
+function agreeOrRewrite(file: string, problem: string, fixed: () => string | Promise<string>) {
+  return (async () => {
+    if (UPDATE && problem) writeFileSync(file, await fixed());
+    else expect(problem, problem).toBe("");
+  })();
+}
+
+const SERVICE_BUS_CONFIG = "infra/servicebus-emulator.config.json";
+const SAMPLE_SETTINGS = "local.settings.sample.json";
+const PARAMETERS = "infra/main.parameters.json";
+const WORKFLOW = ".github/workflows/azure-dev.yml";
+
+describe("the files that list the process's services", () => {
+  it("infra/process.json is what src/domain/process.ts declares (Bicep and infra:check read it)", async () => {
+    const file = "infra/process.json";
+    const expected = await formatJson(file, processJson());
+    const current = existsSync(file) ? readFileSync(file, "utf8") : "{}";
+    if (UPDATE) writeFileSync(file, expected);
+    else {
+      const listed = (JSON.parse(current) as { services?: { name: string }[] }).services ?? [];
+      const { missing, extra } = compareNames(
+        AGENT_NAMES,
+        listed.map((s) => s.name),
+      );
+      expect(
+        current,
+        disagreement(file, "service", { missing, extra }) || `${file} is stale: run \`npm run docs:update\``,
+      ).toBe(expected);
+    }
+  });
+
+  it(`${SERVICE_BUS_CONFIG} has one request queue per declared service, with the request queues' properties`, async () => {
+    const config = readJson(SERVICE_BUS_CONFIG);
+    const queues: { Name: string; Properties: unknown }[] = config.UserConfig.Namespaces[0].Queues;
+    const requests = queues.filter((q) => REQUEST_QUEUE.test(q.Name));
+    const problem = disagreement(
+      SERVICE_BUS_CONFIG,
+      "request queue",
+      compareNames(
+        AGENT_NAMES.map(agentRequestQueue),
+        requests.map((q) => q.Name),
+      ),
+    );
+    await agreeOrRewrite(SERVICE_BUS_CONFIG, problem, () =>
+      formatJson(SERVICE_BUS_CONFIG, withDeclaredRequestQueues(config)),
+    );
+    for (const queue of requests) {
+      expect(
+        queue.Properties,
+        `${SERVICE_BUS_CONFIG}: ${queue.Name} differs from ${requests[0]!.Name}`,
+      ).toEqual(requests[0]!.Properties);
+    }
+  });
+
+  it(`${SAMPLE_SETTINGS} points each declared service, and no other, at the simulator`, async () => {
+    const sample = readJson(SAMPLE_SETTINGS);
+    const values: Record<string, string> = sample.Values;
+    const problem = disagreement(
+      SAMPLE_SETTINGS,
+      "URL setting",
+      compareNames(
+        AGENT_NAMES.map(serviceUrlSetting),
+        Object.keys(values).filter((n) => SERVICE_URL_SETTING.test(n)),
+      ),
+    );
+    await agreeOrRewrite(SAMPLE_SETTINGS, problem, () =>
+      formatJson(SAMPLE_SETTINGS, { ...sample, Values: withDeclaredUrlSettings(values, localServiceUrl) }),
+    );
+  });
+
+  it(`${PARAMETERS} hands azd's <SERVICE>_URL of each declared service, and no other, to serviceUrls`, async () => {
+    const parameters = readJson(PARAMETERS);
+    const given: Record<string, string> = parameters.parameters.serviceUrls?.value ?? {};
+    const expected = serviceUrlsParameter();
+    const names = compareNames(AGENT_NAMES, Object.keys(given));
+    const problem =
+      disagreement(PARAMETERS, "serviceUrls entry", names) ||
+      (JSON.stringify(given) === JSON.stringify(expected.value)
+        ? ""
+        : `${PARAMETERS}: serviceUrls must read ${JSON.stringify(expected.value)}; \`npm run docs:update\` rewrites it`);
+    await agreeOrRewrite(PARAMETERS, problem, () =>
+      formatJson(PARAMETERS, {
+        ...parameters,
+        parameters: { ...parameters.parameters, serviceUrls: expected },
+      }),
+    );
+  });
+
+  it(`${WORKFLOW} passes each declared service's URL variable, and no other, to azd`, async () => {
+    const text = readFileSync(WORKFLOW, "utf8");
+    const env: Record<string, string> = parseYaml(text).jobs.deploy.env;
+    // Every *_URL of the deploy job's environment is a service's: the line pattern must not miss one.
+    expect(Object.keys(env).filter((n) => SERVICE_URL_SETTING.test(n))).toEqual(workflowUrlSettings(text));
+    const problem = disagreement(
+      WORKFLOW,
+      "URL variable",
+      compareNames(AGENT_NAMES.map(serviceUrlSetting), workflowUrlSettings(text)),
+    );
+    await agreeOrRewrite(WORKFLOW, problem, () => withDeclaredWorkflowUrls(text));
+  });
+
+  it("the simulator (tools/simulator) serves every declared operation of every declared service, and no other", () => {
+    const declared = AGENT_NAMES.flatMap((s) => SERVICES[s].operations.map((op) => `${s}/${op}`));
+    const { missing, extra } = compareNames(declared, SIMULATED_OPERATIONS);
+    expect(
+      missing,
+      `tools/simulator/index.ts has no route for ${missing.join(", ")}: add it to OPERATION_ROUTES (and the service's behaviour to tools/simulator/services.ts, its bodies to schemas.ts)`,
+    ).toEqual([]);
+    expect(
+      extra,
+      `tools/simulator/index.ts serves ${extra.join(", ")}, which src/domain/process.ts does not declare: remove the route or declare the operation`,
+    ).toEqual([]);
+    // Its fault specs and the soak's fault plan name services and their do/undo by these lists.
+    expect(SIMULATED_SERVICES, "tools/simulator/schemas.ts SERVICES").toEqual(AGENT_NAMES);
+    for (const s of AGENT_NAMES) {
+      const step = ["do", "undo"].map((d) => OPERATIONS[s as keyof typeof OPERATIONS]?.[d as "do" | "undo"]);
+      expect(step, `tools/simulator/schemas.ts OPERATIONS.${s}`).toEqual(SERVICES[s].operations);
+    }
+  });
+});
