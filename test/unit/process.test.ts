@@ -8,7 +8,13 @@ import prettier from "prettier";
 import { parse as parseYaml } from "yaml";
 import { describe, expect, it } from "vitest";
 import { localServiceUrl } from "../../src/config";
-import { AGENT_NAMES, SERVICES, agentRequestQueue, serviceUrlSetting } from "../../src/domain";
+import {
+  AGENT_NAMES,
+  SERVICES,
+  agentRequestQueue,
+  orderWorkflowV1,
+  serviceUrlSetting,
+} from "../../src/domain";
 import {
   REQUEST_QUEUE,
   SERVICE_URL_SETTING,
@@ -21,7 +27,17 @@ import {
   withDeclaredWorkflowUrls,
   workflowUrlSettings,
 } from "../../tools/processFiles";
-import { OPERATIONS, SERVICES as SIMULATED_SERVICES, SIMULATED_OPERATIONS } from "../../tools/simulator";
+import {
+  BEHAVIOURS,
+  DECLARED_SERVICES,
+  SERVICES as SIMULATED_SERVICES,
+  SIMULATED_OPERATIONS,
+  type Role,
+} from "../../tools/simulator";
+import { genericBody } from "../../tools/simulator/schemas";
+import { RemoteServices, idFieldOf } from "../../tools/simulator/services";
+import { sampleOrder } from "../../tools/sampleOrders";
+import { seededRandom } from "../../tools/seededRandom";
 
 const UPDATE = process.env.UPDATE_DOCS === "1";
 
@@ -140,17 +156,58 @@ describe("the files that list the process's services", () => {
     const { missing, extra } = compareNames(declared, SIMULATED_OPERATIONS);
     expect(
       missing,
-      `tools/simulator/index.ts has no route for ${missing.join(", ")}: add it to OPERATION_ROUTES (and the service's behaviour to tools/simulator/services.ts, its bodies to schemas.ts)`,
+      `the simulator serves no route for ${missing.join(", ")}: tools/simulator/served.ts must derive DECLARED_SERVICES from SERVICES in src/domain/process.ts`,
     ).toEqual([]);
     expect(
       extra,
-      `tools/simulator/index.ts serves ${extra.join(", ")}, which src/domain/process.ts does not declare: remove the route or declare the operation`,
+      `the simulator serves ${extra.join(", ")}, which src/domain/process.ts does not declare (tools/simulator/served.ts)`,
     ).toEqual([]);
-    // Its fault specs and the soak's fault plan name services and their do/undo by these lists.
-    expect(SIMULATED_SERVICES, "tools/simulator/schemas.ts SERVICES").toEqual(AGENT_NAMES);
-    for (const s of AGENT_NAMES) {
-      const step = ["do", "undo"].map((d) => OPERATIONS[s as keyof typeof OPERATIONS]?.[d as "do" | "undo"]);
-      expect(step, `tools/simulator/schemas.ts OPERATIONS.${s}`).toEqual(SERVICES[s].operations);
+    for (const step of orderWorkflowV1.steps) {
+      expect(DECLARED_SERVICES[step.agent], `tools/simulator/served.ts: roles of ${step.agent}`).toEqual({
+        [step.doOperation]: "do",
+        [step.undoOperation]: "undo",
+      });
+    }
+    // The soak's fault plan names services and their do/undo by these lists.
+    expect(SIMULATED_SERVICES, "tools/simulator/served.ts SERVICES").toEqual(AGENT_NAMES);
+    const undeclared = Object.keys(BEHAVIOURS).filter((s) => !(AGENT_NAMES as readonly string[]).includes(s));
+    expect(
+      undeclared,
+      `tools/simulator/behaviours.ts has a behaviour for ${undeclared.join(", ")}, which src/domain/process.ts does not declare: remove it or declare the service`,
+    ).toEqual([]);
+  });
+
+  it("the simulator takes each step's do and undo bodies and answers what its compensationFrom picks", () => {
+    const behaviours = Object.fromEntries(Object.entries(BEHAVIOURS).map(([s, make]) => [s, make({})]));
+    const services = new RemoteServices(behaviours);
+    const order = sampleOrder(1, { prefix: "ORD", random: seededRandom(1), declined: 0 });
+    const run = (service: string, role: Role, request: unknown) => {
+      const b = services.behaviourOf(service);
+      const schema = (role === "do" ? b?.doBody : undefined) ?? genericBody(role, idFieldOf(b));
+      const parsed = schema.safeParse(request);
+      expect(
+        parsed.error,
+        `tools/simulator refuses ${service}'s ${role} body ${JSON.stringify(request)}`,
+      ).toBeUndefined();
+      return services.run(service, role, parsed.data!);
+    };
+    for (const step of orderWorkflowV1.steps) {
+      const done = run(step.agent, "do", step.doRequest(order));
+      expect(done.status).toBe(200);
+      const compensation = step.compensationFrom(done.body);
+      expect(
+        compensation,
+        `step ${step.name}'s compensationFrom picks nothing from the simulator's answer ${JSON.stringify(done.body)}: give ${step.agent} a behaviour in tools/simulator/behaviours.ts whose idField is the field it picks`,
+      ).not.toBeNull();
+      const undone = run(step.agent, "undo", step.undoRequest(order, compensation));
+      expect(
+        undone,
+        `${step.agent}/${step.undoOperation} reverses what ${step.doOperation} applied`,
+      ).toMatchObject({
+        status: 200,
+        applied: true,
+        body: { undone: [Object.values(compensation!)[0]] },
+      });
     }
   });
 });

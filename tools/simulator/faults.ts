@@ -2,7 +2,7 @@
 // `count` matching calls, with `probability` per call, or (neither given) on every matching call.
 // Every firing latency fault adds its delay; of the other kinds, the first firing one in creation order
 // decides the call, and only that one is consumed, so faults queue up: "two 503s, then a 400".
-import type { FaultKind, FaultSpec, Service } from "./schemas";
+import type { FaultKind, FaultSpec } from "./schemas";
 
 export interface Fault extends FaultSpec {
   id: string;
@@ -59,7 +59,7 @@ export class FaultRegistry {
     this.nextId = 1;
   }
 
-  decide(service: Service, operation: string, orderId: string): FaultDecision {
+  decide(service: string, operation: string, orderId: string): FaultDecision {
     const decision: FaultDecision = { delayMs: 0 };
     for (const fault of this.faults) {
       if (!matches(fault, service, operation, orderId)) continue;
@@ -81,7 +81,7 @@ export class FaultRegistry {
   }
 }
 
-function matches(fault: Fault, service: Service, operation: string, orderId: string): boolean {
+function matches(fault: Fault, service: string, operation: string, orderId: string): boolean {
   return (
     fault.service === service &&
     (fault.operation === undefined || fault.operation === operation) &&

@@ -1,61 +1,53 @@
-// The remote services simulator: this app's inventory, payment and shipping services over HTTP, with side effects
-// applied once per Idempotency-Key, business rules, a ledger of every effect and injectable faults. It is what
-// the app's INVENTORY_URL, PAYMENT_URL and SHIPPING_URL point at locally. Routes, rules and examples:
-// docs/simulator.md.
+// The remote services simulator: every service of the process declaration (src/domain/process.ts) over HTTP,
+// with side effects applied once per Idempotency-Key, a ledger of every effect and injectable faults. It is what
+// the app's <SERVICE>_URL settings point at locally. Each declared operation is served by the generic do/undo
+// (./services.ts); the sample's business rules are optional behaviours of their services (./behaviours.ts).
+// Routes, rules and examples: docs/simulator.md.
 import { setMaxListeners } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as delay } from "node:timers/promises";
 import type { z } from "zod";
+import { BEHAVIOURS, type BehaviourOptions } from "./behaviours";
 import { FaultRegistry, type Fault } from "./faults";
 import { Ledger, type LedgerEntry } from "./ledger";
-import {
-  SERVICES,
-  bookBody,
-  cancelBody,
-  chargeBody,
-  describeIssues,
-  faultSpec,
-  refundBody,
-  releaseBody,
-  reserveBody,
-  type FaultSpec,
-  type Service,
-} from "./schemas";
-import { DEFAULT_PAYMENT_LIMIT, DEFAULT_SIMULATOR_PORT, DEFAULT_STOCK } from "./defaults";
-import { RemoteServices, type Outcome } from "./services";
+import { describeIssues, faultSpecFor, genericBody, type FaultSpec } from "./schemas";
+import { DEFAULT_SIMULATOR_PORT } from "./defaults";
+import { DECLARED_SERVICES, routesOf, type Role, type ServedServices, type Service } from "./served";
+import { RemoteServices, idFieldOf } from "./services";
 
 // The simulator's types are defined once, here and in its modules; tests and tools import them from here.
 export type { Fault, Fault as InjectedFault } from "./faults";
 export type { LedgerEntry } from "./ledger";
-export type { FaultKind, FaultSpec, Service } from "./schemas";
-export { OPERATIONS, SERVICES } from "./schemas";
+export type { FaultKind, FaultSpec } from "./schemas";
+export type { Role, ServedServices, Service } from "./served";
+export { DECLARED_SERVICES, OPERATIONS, SERVICES } from "./served";
+export { BEHAVIOURS } from "./behaviours";
 export { DEFAULT_PAYMENT_LIMIT, DEFAULT_SIMULATOR_PORT, DEFAULT_STOCK } from "./defaults";
 export { simulatorFaults, type SimulatorFaults } from "./faultsClient";
 export const IDEMPOTENCY_HEADER = "idempotency-key";
 const MAX_BODY_BYTES = 64 * 1024;
 
-export interface SimulatorOptions {
+export interface SimulatorOptions extends BehaviourOptions {
   /** Interface to listen on; default 127.0.0.1. */
   host?: string;
   /** Default 7081; 0 picks an ephemeral port (tests). */
   port?: number;
-  /** A charge whose amount exceeds this is declined (402); default 10000. */
-  paymentLimit?: number;
-  /** Initial stock per sku; a sku not listed has `defaultStock`. */
-  stock?: Record<string, number>;
-  /** Stock of every sku not in `stock`; default 1000. */
-  defaultStock?: number;
   /** Source of randomness for probability faults; default Math.random. */
   random?: () => number;
+  /**
+   * The services to serve, service → operation → do or undo; default the declaration (DECLARED_SERVICES).
+   * A service with an entry in BEHAVIOURS gets its rules; any other gets the generic do/undo.
+   */
+  services?: ServedServices;
 }
 
 export interface Simulator {
   /** http://<host>:<port>, no trailing slash. */
   url: string;
   port: number;
-  /** Base URL of each service (the INVENTORY_URL, PAYMENT_URL, SHIPPING_URL settings): `${url}/${service}`. */
-  serviceUrls: Record<Service, string>;
+  /** Base URL of each service (its `<SERVICE>_URL` setting): `${url}/${service}`. */
+  serviceUrls: Record<Service, string> & Record<string, string>;
   /** The same entries as GET /_ledger. */
   ledger(): LedgerEntry[];
   /** Same as POST /_faults; throws on an invalid spec. */
@@ -64,7 +56,7 @@ export interface Simulator {
   /** Same as DELETE /_faults/<id>; false when there is no such fault. */
   removeFault(id: string): boolean;
   clearFaults(): void;
-  /** Same as DELETE /_ledger: forget the ledger, stock, closed orders and faults. */
+  /** Same as DELETE /_ledger: forget the ledger, the behaviours' state (stock), closed orders and faults. */
   reset(): void;
   stop(): Promise<void>;
 }
@@ -85,46 +77,30 @@ interface World {
   faults: FaultRegistry;
 }
 
-type OperationHandler = (services: RemoteServices, body: never) => Outcome;
-interface OperationRoute {
-  schema: z.ZodType<{ orderId: string }>;
-  run: OperationHandler;
-}
-
-// One entry per /<service>/<operation> route; the schema's output is what `run` receives.
-const OPERATION_ROUTES: Record<string, OperationRoute> = {
-  "inventory/reserve": route(reserveBody, (s, b) => s.reserve(b.orderId, b.items)),
-  "inventory/release": route(releaseBody, (s, b) => s.release(b.orderId, b.reservationId)),
-  "payment/charge": route(chargeBody, (s, b) => s.charge(b.orderId, b.amount, b.currency)),
-  "payment/refund": route(refundBody, (s, b) => s.refund(b.orderId, b.chargeId)),
-  "shipping/book": route(bookBody, (s, b) => s.book(b.orderId, b.address)),
-  "shipping/cancel": route(cancelBody, (s, b) => s.cancel(b.orderId, b.trackingNumber)),
-};
-
-/** The routes the simulator serves, as "<service>/<operation>" (test/unit/process.test.ts checks them against the declaration). */
-export const SIMULATED_OPERATIONS: readonly string[] = Object.keys(OPERATION_ROUTES);
-
-function route<S extends z.ZodType<{ orderId: string }>>(
-  schema: S,
-  run: (services: RemoteServices, body: z.output<S>) => Outcome,
-): OperationRoute {
-  return { schema, run: run as OperationHandler };
-}
+/** The routes the declaration makes the simulator serve, as "<service>/<operation>". */
+export const SIMULATED_OPERATIONS: readonly string[] = routesOf(DECLARED_SERVICES);
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
   const host = opts.host ?? "127.0.0.1";
   const random = opts.random ?? Math.random;
-  const servicesOptions = {
-    paymentLimit: opts.paymentLimit ?? DEFAULT_PAYMENT_LIMIT,
-    stock: { ...(opts.stock ?? {}) },
-    defaultStock: opts.defaultStock ?? DEFAULT_STOCK,
-  };
+  const served = opts.services ?? DECLARED_SERVICES;
+  const faultSpec = faultSpecFor(served);
   const newWorld = (): World => ({
-    services: new RemoteServices(servicesOptions),
+    services: new RemoteServices(
+      Object.fromEntries(
+        Object.keys(served)
+          .filter((s) => Object.hasOwn(BEHAVIOURS, s))
+          .map((s) => [s, BEHAVIOURS[s]!(opts)]),
+      ),
+    ),
     ledger: new Ledger(),
     faults: new FaultRegistry(random),
   });
   let world = newWorld();
+  const roleOf = (service: string, operation: string): Role | undefined =>
+    Object.hasOwn(served, service) && Object.hasOwn(served[service]!, operation)
+      ? served[service]![operation]
+      : undefined;
   // Aborted on stop(): ends pending latency delays so nothing outlives the server.
   const stopping = new AbortController();
   // Every pending latency or hang delay listens on it; hundreds at once are expected, not a leak.
@@ -141,19 +117,17 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       if (method === "OPTIONS") return sendPreflight(res);
     }
 
-    const operation = OPERATION_ROUTES[path.slice(1)];
-    if (method === "POST" && operation) {
-      const [service, name] = path.slice(1).split("/") as [Service, string];
-      return handleOperation(req, res, service, name, operation);
+    // /<service>/<rest>: an operation (POST) or a behaviour's own read (GET), such as inventory's stock.
+    const [, service = "", rest = ""] = /^\/([^/_][^/]*)\/(.+)$/.exec(path) ?? [];
+    const role = roleOf(service, rest);
+    if (method === "POST" && role) return handleOperation(req, res, service, rest, role);
+    const read = method === "GET" ? world.services.behaviourOf(service)?.get?.(rest) : undefined;
+    if (read) return sendJson(res, 200, read);
+
+    if (path === "/_health" && method === "GET") {
+      const fromBehaviours = Object.keys(served).map((s) => world.services.behaviourOf(s)?.health);
+      return sendJson(res, 200, Object.assign({ status: "ok" }, ...fromBehaviours));
     }
-    const stockMatch = /^\/inventory\/stock\/([^/]+)$/.exec(path);
-    if (method === "GET" && stockMatch?.[1]) {
-      const sku = decodeURIComponent(stockMatch[1]);
-      return sendJson(res, 200, { sku, available: world.services.available(sku) });
-    }
-    // The limit lets a client (the dashboard's playground) make orders that are declined without a copy of it.
-    if (path === "/_health" && method === "GET")
-      return sendJson(res, 200, { status: "ok", paymentLimit: servicesOptions.paymentLimit });
     if (path === "/_ledger" && method === "GET") return sendJson(res, 200, { entries: world.ledger.list() });
     if (path === "/_ledger" && method === "DELETE") {
       world = newWorld();
@@ -180,9 +154,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const handleOperation = async (
     req: IncomingMessage,
     res: ServerResponse,
-    service: Service,
+    service: string,
     name: string,
-    operation: OperationRoute,
+    role: Role,
   ): Promise<void> => {
     const key = req.headers[IDEMPOTENCY_HEADER];
     const raw = await readJson(req);
@@ -195,11 +169,14 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     }
     if (key.length > 255)
       throw new HttpError(400, "BadRequest", "Idempotency-Key header: expected at most 255 characters");
-    const body = parse(operation.schema, raw);
+    // A do's body is its behaviour's when it has one (the fields its rules read); otherwise only orderId counts.
+    const at = world;
+    const behaviour = at.services.behaviourOf(service);
+    const schema = (role === "do" ? behaviour?.doBody : undefined) ?? genericBody(role, idFieldOf(behaviour));
+    const body = parse(schema, raw) as { orderId: string } & Record<string, unknown>;
 
     // Faults act before the operation, like a sick service or network in front of it, except
     // drop-response, which loses the reply of an operation that did run.
-    const at = world;
     const decision = at.faults.decide(service, name, body.orderId);
     if (decision.delayMs > 0) {
       try {
@@ -236,7 +213,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         traceparent: typeof traceparent === "string" ? traceparent.slice(0, 128) : undefined,
       },
       new Date(),
-      () => operation.run(at.services, body as never),
+      () => at.services.run(service, role, body),
     );
     if (fault?.kind === "drop-response") {
       req.socket.destroy();
@@ -285,7 +262,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   return {
     url,
     port: address.port,
-    serviceUrls: Object.fromEntries(SERVICES.map((s) => [s, `${url}/${s}`])) as Record<Service, string>,
+    serviceUrls: Object.fromEntries(
+      Object.keys(served).map((s) => [s, `${url}/${s}`]),
+    ) as Simulator["serviceUrls"],
     ledger: () => world.ledger.list(),
     injectFault: (spec) => world.faults.add(parse(faultSpec, spec), new Date()),
     faults: () => world.faults.list(),

@@ -1,10 +1,9 @@
 // Idempotency store and ledger in one: the first response for an Idempotency-Key is kept and returned for
 // every repeat without running the operation again, and each key's entry counts how often it was asked.
-import type { Service } from "./schemas";
 import type { Outcome } from "./services";
 
 export interface LedgerEntry {
-  service: Service;
+  service: string;
   operation: string;
   idempotencyKey: string;
   orderId: string;
@@ -43,7 +42,7 @@ export class Ledger {
   /** Runs `operation` the first time `key` is seen; replays its response afterwards. */
   run(
     request: {
-      service: Service;
+      service: string;
       operation: string;
       key: string;
       orderId: string;

@@ -1,66 +1,44 @@
 // Request bodies of the simulator's routes. Service bodies tolerate extra fields (the app may send more
 // than a service reads); the fault spec is strict so a misspelt option is refused instead of ignored.
+// The bodies a behaviour reads (items, amount...) are its own, in ./behaviours.ts.
 import { z } from "zod";
+import type { Role, ServedServices } from "./served";
 
-const orderId = z.string().trim().min(1).max(200);
+export const orderId = z.string().trim().min(1).max(200);
 const optionalId = z.string().trim().min(1).max(200).optional();
 
-export const reserveBody = z.object({
-  orderId,
-  items: z
-    .array(z.object({ sku: z.string().trim().min(1).max(200), quantity: z.number().int().positive() }))
-    .min(1),
-});
-
-// An undo may not know the id of its do (the reply was lost): without one it undoes every active do of the order.
-export const releaseBody = z.object({ orderId, reservationId: optionalId });
-
-export const chargeBody = z.object({
-  orderId,
-  amount: z.number().positive().finite(),
-  currency: z.string().regex(/^[A-Z]{3}$/, "expected an ISO 4217 code such as EUR"),
-});
-
-export const refundBody = z.object({ orderId, chargeId: optionalId });
-
-export const bookBody = z.object({
-  orderId,
-  address: z.object({
-    line1: z.string().trim().min(1),
-    city: z.string().trim().min(1),
-    postalCode: z.string().trim().min(1),
-    country: z.string().regex(/^[A-Z]{2}$/, "expected an ISO 3166 alpha-2 code such as DE"),
-  }),
-});
-
-export const cancelBody = z.object({ orderId, trackingNumber: optionalId });
-
-export const SERVICES = ["inventory", "payment", "shipping"] as const;
-export type Service = (typeof SERVICES)[number];
-
-/** The do and undo operation of each service, as they appear in the route /<service>/<operation>. */
-export const OPERATIONS = {
-  inventory: { do: "reserve", undo: "release" },
-  payment: { do: "charge", undo: "refund" },
-  shipping: { do: "book", undo: "cancel" },
-} as const satisfies Record<Service, { do: string; undo: string }>;
+/**
+ * The generic bodies: a do needs only the order; an undo may also name the effect to reverse by `idField`
+ * (without it, the undo reverses every active effect of the order: it may not know the id, its reply lost).
+ * Any other field is accepted and kept in the ledger.
+ */
+export function genericBody(role: Role, idField: string): z.ZodType<GenericBody> {
+  const order = z.looseObject({ orderId });
+  // Intersected rather than one shape: a computed key would widen the inferred shape and lose orderId.
+  return role === "do" ? order : order.and(z.looseObject({ [idField]: optionalId }));
+}
+type GenericBody = { orderId: string } & Record<string, unknown>;
 
 export const FAULT_KINDS = ["transient", "permanent", "latency", "hang", "drop-response"] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
-export const faultSpec = z
-  .strictObject({
-    service: z.enum(SERVICES),
-    operation: z.string().min(1).optional(),
-    orderId: orderId.optional(),
-    kind: z.enum(FAULT_KINDS),
-    count: z.number().int().positive().optional(),
-    probability: z.number().min(0).max(1).optional(),
-    latencyMs: z.number().int().min(0).max(600_000).optional(),
-    status: z.number().int().optional(),
-  })
-  .superRefine((f, ctx) => {
-    const ops: readonly string[] = Object.values(OPERATIONS[f.service]);
+const faultFields = {
+  service: z.string(),
+  operation: z.string().min(1).optional(),
+  orderId: orderId.optional(),
+  kind: z.enum(FAULT_KINDS),
+  count: z.number().int().positive().optional(),
+  probability: z.number().min(0).max(1).optional(),
+  latencyMs: z.number().int().min(0).max(600_000).optional(),
+  status: z.number().int().optional(),
+};
+export type FaultSpec = z.infer<z.ZodObject<typeof faultFields>>;
+
+/** The fault spec of a simulator serving `services`: a fault names one of them, and one of its operations. */
+export function faultSpecFor(services: ServedServices): z.ZodType<FaultSpec> {
+  const names = Object.keys(services) as [string, ...string[]];
+  return z.strictObject({ ...faultFields, service: z.enum(names) }).superRefine((f, ctx) => {
+    const ops = Object.keys(services[f.service] ?? {});
     if (f.operation !== undefined && !ops.includes(f.operation)) {
       ctx.addIssue({
         code: "custom",
@@ -88,7 +66,7 @@ export const faultSpec = z
       }
     }
   });
-export type FaultSpec = z.infer<typeof faultSpec>;
+}
 
 /** "items.0.quantity: Invalid input: expected number, received string; orderId: ..." */
 export function describeIssues(error: z.ZodError): string {

@@ -1,12 +1,14 @@
-// The business state of the three simulated remote services and their rules. Each operation returns the
-// response to send and what it changed; idempotency and faults are handled around it (ledger.ts, faults.ts).
+// The generic remote service: what every served service does, with or without a behaviour (./behaviours.ts).
+// Each operation returns the response to send and what it changed; idempotency and faults are handled around
+// it (ledger.ts, faults.ts).
 //
-// Do/undo model, per service and order: a do creates an effect (reservation, charge, booking); an undo
-// reverses the order's active effects (or the one it names) and closes the order on that service, so any
-// later do for it is refused with 409 AlreadyCompensated. An undo that finds nothing to reverse still
-// succeeds (a no-op) and still closes the order: the app can compensate a step whose outcome it does not
-// know without racing a late or retried do.
-import type { Service } from "./schemas";
+// Do/undo model, per service and order: a do creates an effect with an id (RES-000001...); an undo reverses
+// the order's active effects (or the one its body names) and closes the order on that service, so any later
+// do for it is refused with 409 AlreadyCompensated. An undo that finds nothing to reverse still succeeds (a
+// no-op) and still closes the order: the app can compensate a step whose outcome it does not know without
+// racing a late or retried do.
+import type { z } from "zod";
+import type { Role } from "./served";
 
 export interface Outcome {
   status: number;
@@ -17,11 +19,43 @@ export interface Outcome {
   effect: Record<string, unknown>;
 }
 
-export interface ServicesOptions {
-  paymentLimit: number;
-  stock: Record<string, number>;
-  defaultStock: number;
+/** A behaviour's refusal of a do: answered as `{code, message, ...details}` with `status`, nothing applied. */
+export type Refusal = { status: number; code: string; message: string; [detail: string]: unknown };
+
+/**
+ * A service's own rules on top of the generic do/undo. Every member is optional: a service without a behaviour
+ * answers a do with `{orderId, id}` and applies nothing but the ledger's record of it. One is made per reset of
+ * the simulator (DELETE /_ledger), so its state (stock...) starts over with the ledger.
+ */
+export interface Behaviour<Body extends { orderId: string } = { orderId: string }> {
+  /**
+   * The field that names a do's effect in its answer and in its undo's body: what the step's compensationFrom
+   * (src/domain/process.ts) picks. Default `id`.
+   */
+  readonly idField?: string;
+  /** Prefix of the effects' ids: `RES` gives RES-000001. Default: the service's name in capitals. */
+  readonly idPrefix?: string;
+  /** The do's body, for the fields the behaviour reads (refused with 400 naming them); default: any object with an orderId. */
+  readonly doBody?: z.ZodType<Body>;
+  /** Fields GET /_health adds, so that a client needs no copy of a rule (the payment limit). */
+  readonly health?: Record<string, unknown>;
+  /** Decides a do before it applies: a refusal, or undefined to apply it. */
+  refuse?(body: Body): Refusal | undefined;
+  /** Applies a do (its id already drawn): the fields its answer adds, and how an undo reverses it. */
+  apply?(body: Body): { answer?: Record<string, unknown>; undo?: () => void };
+  /** Fields an undo's answer adds, given the ids it reversed (`nextId` draws an id such as REF-000001). */
+  undoAnswer?(undone: readonly string[], nextId: (prefix: string) => string): Record<string, unknown>;
+  /** GET /<service>/<path>: the answer, or undefined for 404. */
+  get?(path: string): Record<string, unknown> | undefined;
 }
+
+/** Types a behaviour's methods by its body schema. */
+export function behaviour<Body extends { orderId: string }>(b: Behaviour<Body>): Behaviour {
+  return b as Behaviour;
+}
+
+/** The effect field of a service's behaviour (default `id`): a do answers it, its undo may name it. */
+export const idFieldOf = (b: Behaviour | undefined): string => b?.idField ?? "id";
 
 interface DoEffect {
   id: string;
@@ -29,110 +63,26 @@ interface DoEffect {
   undo: () => void;
 }
 
-type Refusal = { status: number; code: string; message: string; [detail: string]: unknown };
-
 export class RemoteServices {
-  private readonly stock = new Map<string, number>();
   private readonly effects = new Map<string, DoEffect[]>();
   private readonly closedOrders = new Set<string>();
   private readonly counters = new Map<string, number>();
 
-  constructor(private readonly options: ServicesOptions) {
-    for (const [sku, quantity] of Object.entries(options.stock)) this.stock.set(sku, quantity);
+  constructor(private readonly behaviours: Readonly<Record<string, Behaviour>>) {}
+
+  /** The service's behaviour, if it has one. */
+  behaviourOf(service: string): Behaviour | undefined {
+    return Object.hasOwn(this.behaviours, service) ? this.behaviours[service] : undefined;
   }
 
-  available(sku: string): number {
-    return this.stock.get(sku) ?? this.options.defaultStock;
+  /** Runs a validated body: the do's schema is the behaviour's, the undo's names the order and maybe the id. */
+  run(service: string, role: Role, body: { orderId: string } & Record<string, unknown>): Outcome {
+    return role === "do" ? this.do(service, body) : this.undo(service, body);
   }
 
-  reserve(orderId: string, items: { sku: string; quantity: number }[]): Outcome {
-    const wanted = new Map<string, number>();
-    for (const { sku, quantity } of items) wanted.set(sku, (wanted.get(sku) ?? 0) + quantity);
-    const shortages = [...wanted]
-      .filter(([sku, quantity]) => quantity > this.available(sku))
-      .map(([sku, requested]) => ({ sku, requested, available: this.available(sku) }));
-
-    return this.doOnce(
-      "inventory",
-      orderId,
-      "RES",
-      () => {
-        if (shortages.length > 0) {
-          const list = shortages.map((s) => `${s.sku} (requested ${s.requested}, available ${s.available})`);
-          return {
-            status: 409,
-            code: "OutOfStock",
-            message: `Not enough stock for ${list.join(", ")}`,
-            shortages,
-          };
-        }
-        return undefined;
-      },
-      (reservationId) => {
-        for (const [sku, quantity] of wanted) this.stock.set(sku, this.available(sku) - quantity);
-        return {
-          body: { reservationId, items },
-          undo: () => {
-            for (const [sku, quantity] of wanted) this.stock.set(sku, this.available(sku) + quantity);
-          },
-        };
-      },
-    );
-  }
-
-  release(orderId: string, reservationId?: string): Outcome {
-    return this.undoAll("inventory", orderId, reservationId, () => ({}));
-  }
-
-  charge(orderId: string, amount: number, currency: string): Outcome {
-    const limit = this.options.paymentLimit;
-    return this.doOnce(
-      "payment",
-      orderId,
-      "CHG",
-      () =>
-        amount > limit
-          ? {
-              status: 402,
-              code: "PaymentDeclined",
-              message: `Charge of ${amount} ${currency} exceeds the limit of ${limit}`,
-              limit,
-            }
-          : undefined,
-      (chargeId) => ({ body: { chargeId, amount, currency }, undo: () => undefined }),
-    );
-  }
-
-  refund(orderId: string, chargeId?: string): Outcome {
-    return this.undoAll("payment", orderId, chargeId, (undone) => ({
-      refundId: undone.length > 0 ? this.nextId("REF") : null,
-    }));
-  }
-
-  book(orderId: string, address: Record<string, unknown>): Outcome {
-    return this.doOnce(
-      "shipping",
-      orderId,
-      "TRK",
-      () => undefined,
-      (trackingNumber) => ({
-        body: { trackingNumber, address },
-        undo: () => undefined,
-      }),
-    );
-  }
-
-  cancel(orderId: string, trackingNumber?: string): Outcome {
-    return this.undoAll("shipping", orderId, trackingNumber, () => ({}));
-  }
-
-  private doOnce(
-    service: Service,
-    orderId: string,
-    idPrefix: string,
-    refuse: () => Refusal | undefined,
-    apply: (id: string) => { body: Record<string, unknown>; undo: () => void },
-  ): Outcome {
+  private do(service: string, body: { orderId: string }): Outcome {
+    const b = this.behaviourOf(service);
+    const { orderId } = body;
     const slot = `${service}:${orderId}`;
     const refusal: Refusal | undefined = this.closedOrders.has(slot)
       ? {
@@ -140,26 +90,25 @@ export class RemoteServices {
           code: "AlreadyCompensated",
           message: `Order ${orderId} was already compensated on ${service}; a new ${service} operation for it is refused`,
         }
-      : refuse();
+      : b?.refuse?.(body);
     if (refusal) {
-      const { status, ...body } = refusal;
-      return { status, body, applied: false, effect: { refused: refusal.code } };
+      const { status, ...answer } = refusal;
+      return { status, body: answer, applied: false, effect: { refused: refusal.code } };
     }
-    const id = this.nextId(idPrefix);
-    const { body, undo } = apply(id);
+    const id = this.nextId(b?.idPrefix ?? service.toUpperCase());
+    const { answer = {}, undo = () => undefined } = b?.apply?.(body) ?? {};
     const effects = this.effects.get(slot) ?? [];
     effects.push({ id, active: true, undo });
     this.effects.set(slot, effects);
-    const response = { orderId, ...body };
+    const response = { orderId, [idFieldOf(b)]: id, ...answer };
     return { status: 200, body: response, applied: true, effect: response };
   }
 
-  private undoAll(
-    service: Service,
-    orderId: string,
-    targetId: string | undefined,
-    extra: (undone: string[]) => Record<string, unknown>,
-  ): Outcome {
+  private undo(service: string, body: { orderId: string } & Record<string, unknown>): Outcome {
+    const b = this.behaviourOf(service);
+    const { orderId } = body;
+    const named = body[idFieldOf(b)];
+    const targetId = typeof named === "string" ? named : undefined;
     const slot = `${service}:${orderId}`;
     const effects = this.effects.get(slot) ?? [];
     if (targetId !== undefined && !effects.some((e) => e.id === targetId)) {
@@ -178,8 +127,9 @@ export class RemoteServices {
       undone.push(effect.id);
     }
     this.closedOrders.add(slot);
-    const body = { orderId, ...extra(undone), undone, noop: undone.length === 0 };
-    return { status: 200, body, applied: undone.length > 0, effect: { ...body, tombstone: true } };
+    const extra = b?.undoAnswer?.(undone, (prefix) => this.nextId(prefix)) ?? {};
+    const answer = { orderId, ...extra, undone, noop: undone.length === 0 };
+    return { status: 200, body: answer, applied: undone.length > 0, effect: { ...answer, tombstone: true } };
   }
 
   private nextId(prefix: string): string {
