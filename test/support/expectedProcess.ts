@@ -4,7 +4,14 @@
  * messages its submitter hears. A fork that changes the steps changes these with them. Every function takes the
  * workflow, orderWorkflowV1 by default.
  */
-import { orderWorkflowV1, type WorkflowDefinition } from "../../src/domain";
+import { orderWorkflowV1, type StepUse } from "../../src/domain";
+
+/** What these read of a workflow: its steps' names, services and operations (a WorkflowDefinition is one). */
+export interface DeclaredSteps {
+  readonly name: string;
+  readonly version: number;
+  readonly steps: readonly StepUse[];
+}
 
 /** One remote call as the simulator's ledger records it: `service.operation` and its idempotency key. */
 export interface ExpectedCall {
@@ -13,7 +20,7 @@ export interface ExpectedCall {
 }
 
 /** The index of the step named `name`, failing when the declaration has no such step (the scenario needs it). */
-export function stepIndex(name: string, workflow: WorkflowDefinition = orderWorkflowV1): number {
+export function stepIndex(name: string, workflow: DeclaredSteps = orderWorkflowV1): number {
   const index = workflow.steps.findIndex((s) => s.name === name);
   if (index < 0) {
     throw new Error(
@@ -24,19 +31,27 @@ export function stepIndex(name: string, workflow: WorkflowDefinition = orderWork
 }
 
 /** The forward call of step `index`. */
-export function doCall(orderId: string, index: number, workflow = orderWorkflowV1): ExpectedCall {
+export function doCall(
+  orderId: string,
+  index: number,
+  workflow: DeclaredSteps = orderWorkflowV1,
+): ExpectedCall {
   const step = workflow.steps[index]!;
   return { label: `${step.agent}.${step.doOperation}`, idempotencyKey: `${orderId}:${step.name}:do` };
 }
 
 /** The undo of step `index`. */
-export function undoCall(orderId: string, index: number, workflow = orderWorkflowV1): ExpectedCall {
+export function undoCall(
+  orderId: string,
+  index: number,
+  workflow: DeclaredSteps = orderWorkflowV1,
+): ExpectedCall {
   const step = workflow.steps[index]!;
   return { label: `${step.agent}.${step.undoOperation}`, idempotencyKey: `${orderId}:${step.name}:undo` };
 }
 
 /** A processed order's ledger: every step's forward call, in order. */
-export function processedLedger(orderId: string, workflow = orderWorkflowV1): ExpectedCall[] {
+export function processedLedger(orderId: string, workflow: DeclaredSteps = orderWorkflowV1): ExpectedCall[] {
   return workflow.steps.map((_, i) => doCall(orderId, i, workflow));
 }
 
@@ -53,11 +68,12 @@ export function compensatedLedger(
     refusedByService = true,
     undoStoppedAt = -1,
     workflow = orderWorkflowV1,
-  }: { refusedByService?: boolean; undoStoppedAt?: number; workflow?: WorkflowDefinition } = {},
+  }: { refusedByService?: boolean; undoStoppedAt?: number; workflow?: DeclaredSteps } = {},
 ): ExpectedCall[] {
   if (refusedAt < 0 || refusedAt >= workflow.steps.length) throw new Error(`no step ${refusedAt}`);
-  if (undoStoppedAt >= refusedAt)
+  if (undoStoppedAt >= refusedAt) {
     throw new Error(`step ${undoStoppedAt} is not undone after step ${refusedAt}`);
+  }
   const reached = refusedByService ? refusedAt + 1 : refusedAt;
   const forward = Array.from({ length: reached }, (_, i) => doCall(orderId, i, workflow));
   const undo = Array.from({ length: refusedAt - 1 - undoStoppedAt }, (_, i) =>
@@ -67,12 +83,13 @@ export function compensatedLedger(
 }
 
 /** The step names of the declaration, in order. */
-export const stepNames = (workflow = orderWorkflowV1): string[] => workflow.steps.map((s) => s.name);
+export const stepNames = (workflow: DeclaredSteps = orderWorkflowV1): string[] =>
+  workflow.steps.map((s) => s.name);
 
 /** `[name, status, undo status]` of each step once the refusal at `refusedAt` has been compensated. */
 export function compensatedSteps(
   refusedAt: number,
-  workflow = orderWorkflowV1,
+  workflow: DeclaredSteps = orderWorkflowV1,
 ): Array<[string, string, string | null]> {
   return workflow.steps.map((s, i) =>
     i < refusedAt
@@ -89,7 +106,7 @@ export function compensationStoppedSteps(
   refusedAt: number,
   undoStoppedAt: number,
   undoStatus: string,
-  workflow = orderWorkflowV1,
+  workflow: DeclaredSteps = orderWorkflowV1,
 ): Array<[string, string, string | null]> {
   return workflow.steps.map((s, i) => {
     if (i >= refusedAt) return [s.name, i === refusedAt ? "Failed" : "Pending", null];
@@ -99,11 +116,11 @@ export function compensationStoppedSteps(
 }
 
 /** One "stepSucceeded" status per step from `from` on. */
-export const stepsSucceeded = (from = 0, workflow = orderWorkflowV1): string[] =>
+export const stepsSucceeded = (from = 0, workflow: DeclaredSteps = orderWorkflowV1): string[] =>
   Array<string>(workflow.steps.length - from).fill("stepSucceeded");
 
 /** The statuses the submitter of an order processed in one attempt hears, in order. */
-export const processedStatuses = (workflow = orderWorkflowV1): string[] => [
+export const processedStatuses = (workflow: DeclaredSteps = orderWorkflowV1): string[] => [
   "received",
   "processing",
   ...stepsSucceeded(0, workflow),
