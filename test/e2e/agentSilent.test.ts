@@ -7,7 +7,7 @@
 import { expect } from "vitest";
 import { orderWorkflowV1 } from "../../src/domain";
 import { e2eOrder, expectOneSetOfEffects, forOrder } from "../support/e2e";
-import { stepIndex } from "../support/expectedProcess";
+import { faultOn, stepIndex } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
 import { waitUntilPast } from "../support/wait";
 
@@ -29,8 +29,7 @@ it("a hung service times the step out; the Supervisor's retry finishes the order
   const order = e2eOrder("SILENT");
   const id = order.orderId;
   const hang = await e2e.faults.add({
-    service: charge.agent,
-    operation: charge.doOperation,
+    ...faultOn(CHARGE),
     orderId: id,
     kind: "hang",
   });

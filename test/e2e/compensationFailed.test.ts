@@ -7,18 +7,17 @@
 import { expect } from "vitest";
 import { orderWorkflowV1 } from "../../src/domain";
 import { e2eOrder, forOrder, submitWithFaults } from "../support/e2e";
-import { compensatedLedger, compensationStoppedSteps, stepIndex } from "../support/expectedProcess";
+import { compensatedLedger, compensationStoppedSteps, faultOn, stepIndex } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
 
 const it = e2eTest();
 
 // From the declaration: the last step is refused; the payment step's undo (the refund) fails.
 const lastIndex = orderWorkflowV1.steps.length - 1;
-const last = orderWorkflowV1.steps[lastIndex]!;
 const chargeIndex = stepIndex("chargePayment");
 const charge = orderWorkflowV1.steps[chargeIndex]!;
-const refuseLast = { service: last.agent, operation: last.doOperation, kind: "permanent" } as const;
-const refund = { service: charge.agent, operation: charge.undoOperation } as const;
+const refuseLast = { ...faultOn(lastIndex), kind: "permanent" } as const;
+const refund = faultOn(chargeIndex, "undo");
 
 type Message = { orderId: string; kind?: string; status?: string; processState: string; reason?: string };
 const label = (e: { service: string; operation: string }) => `${e.service}.${e.operation}`;

@@ -8,7 +8,7 @@
 import { expect } from "vitest";
 import { orderWorkflowV1 } from "../../src/domain";
 import { e2eOrder, type LedgerEntry, forOrder } from "../support/e2e";
-import { processedLedger, stepIndex } from "../support/expectedProcess";
+import { faultOn, processedLedger, stepIndex } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
 import { waitUntilPast } from "../support/wait";
 
@@ -26,8 +26,7 @@ it("the timer wins, the late effect lands after the deadline, and the retry adop
   const order = e2eOrder("SLOW");
   const id = order.orderId;
   const slow = await e2e.faults.add({
-    service: charge.agent,
-    operation: charge.doOperation,
+    ...faultOn(CHARGE),
     orderId: id,
     kind: "latency",
     latencyMs: 3500,

@@ -11,7 +11,7 @@
 import { expect } from "vitest";
 import { orderWorkflowV1 } from "../../src/domain";
 import { e2eOrder, forOrder, type E2E, submitWithFaults } from "../support/e2e";
-import { processedLedger, undoCall } from "../support/expectedProcess";
+import { faultOn, processedLedger, undoCall } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
 
 const it = e2eTest({
@@ -23,9 +23,7 @@ const it = e2eTest({
 type Message = { orderId: string; kind?: string; status?: string; reason?: string };
 const label = (e: { service: string; operation: string }) => `${e.service}.${e.operation}`;
 // From the declaration (src/domain/process.ts): the first step fails, or the last one hangs.
-const first = orderWorkflowV1.steps[0]!;
 const lastIndex = orderWorkflowV1.steps.length - 1;
-const last = orderWorkflowV1.steps[lastIndex]!;
 
 /** A person signed in with the operator role: the audit trail names her, by sign-in name and object id. */
 const ada = { name: "ada@contoso.com", id: "oid-ada", roles: ["Orders.Operator"] };
@@ -39,8 +37,7 @@ it("retry sends an Error order back to work once the cause is fixed; retrying a 
 }) => {
   const order = e2eOrder("OPRETRY");
   await submitWithFaults(e2e, order, {
-    service: first.agent,
-    operation: first.doOperation,
+    ...faultOn(0),
     kind: "transient",
   });
 
@@ -84,7 +81,7 @@ it("cancel of an order stuck mid-flight undoes its steps newest first; cancellin
   statuses,
 }) => {
   const order = e2eOrder("OPCANCEL");
-  await submitWithFaults(e2e, order, { service: last.agent, operation: last.doOperation, kind: "hang" });
+  await submitWithFaults(e2e, order, { ...faultOn(lastIndex), kind: "hang" });
 
   // Stuck: every step before the last done (in the sample, reserve and charge), the last dispatched and hanging.
   await e2e.waitForRecord(

@@ -10,6 +10,7 @@ import {
   compensatedLedger,
   compensatedStatuses,
   compensatedSteps,
+  faultOn,
   stepIndex,
 } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
@@ -60,8 +61,7 @@ it("a permanent refusal at the last step undoes the charge, then the reservation
 }) => {
   const order = e2eOrder("LASTSTEP");
   const lastIndex = orderWorkflowV1.steps.length - 1;
-  const last = orderWorkflowV1.steps[lastIndex]!;
-  await submitWithFaults(e2e, order, { service: last.agent, operation: last.doOperation, kind: "permanent" });
+  await submitWithFaults(e2e, order, { ...faultOn(lastIndex), kind: "permanent" });
 
   const record = await e2e.waitForState(order.orderId, ["Compensated"]);
   expect(record).toMatchObject({ attempt: 1, failureCount: 0, lockedBy: null });

@@ -7,7 +7,7 @@
 import { expect } from "vitest";
 import { orderWorkflowV1 } from "../../src/domain";
 import { e2eOrder, type LedgerEntry, forOrder, type E2E } from "../support/e2e";
-import { processedLedger, stepIndex } from "../support/expectedProcess";
+import { faultOn, processedLedger, stepIndex } from "../support/expectedProcess";
 import { e2eTest, type E2EFixtures } from "../support/fixtures";
 
 const it = e2eTest();
@@ -46,8 +46,7 @@ it("the agent's retry with the same key gets the stored response: charged once, 
   const order = e2eOrder("LOSTREPLY");
   const id = order.orderId;
   const drop = await e2e.faults.add({
-    service: chargeStep.agent,
-    operation: chargeStep.doOperation,
+    ...faultOn(CHARGE),
     orderId: id,
     kind: "drop-response",
     count: 1,
@@ -79,15 +78,13 @@ it("when the agent cannot get an answer in time, the next attempt's replay finis
   // The charge runs but its reply is lost, then the service answers 503 to the agent's two retries (faults queue
   // up in creation order): the agent reports transient and the attempt ends with the charge in doubt.
   await e2e.faults.add({
-    service: chargeStep.agent,
-    operation: chargeStep.doOperation,
+    ...faultOn(CHARGE),
     orderId: id,
     kind: "drop-response",
     count: 1,
   });
   await e2e.faults.add({
-    service: chargeStep.agent,
-    operation: chargeStep.doOperation,
+    ...faultOn(CHARGE),
     orderId: id,
     kind: "transient",
     count: 2,

@@ -8,7 +8,7 @@
 import { expect } from "vitest";
 import { orderWorkflowV1 } from "../../src/domain";
 import { E2E_SETTINGS, e2eOrder, forOrder } from "../support/e2e";
-import { processedLedger } from "../support/expectedProcess";
+import { faultOn, processedLedger } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
 
 const it = e2eTest();
@@ -27,8 +27,7 @@ it("a service that keeps failing ends the order in Error after SUPERVISOR_MAX_FA
   const id = order.orderId;
   const attempts = Number(E2E_SETTINGS.SUPERVISOR_MAX_FAILURES) + 1;
   const down = await e2e.faults.add({
-    service: last.agent,
-    operation: last.doOperation,
+    ...faultOn(lastIndex),
     orderId: id,
     kind: "transient",
   });

@@ -7,13 +7,12 @@ import { expect } from "vitest";
 import { orderWorkflowV1 } from "../../src/domain";
 import { e2eOrder } from "../support/e2e";
 import { orderAppVariant, submitTo } from "../support/e2eChild";
-import { processedLedger, stepIndex, type DeclaredSteps } from "../support/expectedProcess";
+import { faultOn, processedLedger, stepIndex, type DeclaredSteps } from "../support/expectedProcess";
 import { childStackTest as it } from "../support/fixtures";
 
 const V1_STEPS = orderWorkflowV1.steps.map((s) => s.name);
 /** The step the order is held at when v2 is deployed: the payment, whose charge hangs. */
 const CHARGE = stepIndex("chargePayment");
-const charge = orderWorkflowV1.steps[CHARGE]!;
 /** v2 as order-app-v2 declares it (what this test needs of it): v1 with reservePackaging right after the charge. */
 const reservePackaging = {
   name: "reservePackaging",
@@ -37,8 +36,7 @@ it("finishes a v1 order on v1 after v2 is deployed, and starts new orders on v2"
   const inFlight = e2eOrder("VER-1");
   // The charge hangs, so the order is mid-step (chargePayment dispatched) when the new build is deployed.
   await stack.faults.add({
-    service: charge.agent,
-    operation: charge.doOperation,
+    ...faultOn(CHARGE),
     orderId: inFlight.orderId,
     kind: "hang",
   });

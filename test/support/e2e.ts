@@ -9,7 +9,7 @@ import path from "node:path";
 import { ServiceBusClient } from "@azure/service-bus";
 import { startDevHost, type DevHost, type LogRecord } from "devhost";
 import { encodeClientPrincipal, type ClientPrincipal } from "devhost/auth";
-import { orderWorkflowV1, type ProcessState, type StateRecord } from "../../src/domain";
+import type { ProcessState, StateRecord } from "../../src/domain";
 import { FAST_TIMINGS } from "../../tools/fastTimings";
 import { startLocalStack, type LocalStackAddresses } from "../../tools/localStack";
 import { startFaultProxies, type FaultProxies } from "./faultProxy";
@@ -24,7 +24,7 @@ import {
 import { settingsForSimulator } from "../../tools/simulator/settings";
 import { expect, inject } from "vitest";
 import { sampleOrder } from "./domain";
-import { processedLedger, stepIndex } from "./expectedProcess";
+import { faultOn, processedLedger, stepIndex } from "./expectedProcess";
 import { pollUntil } from "./wait";
 
 export type { FaultSpec, InjectedFault, LedgerEntry, SimulatorFaults } from "../../tools/simulator";
@@ -265,10 +265,8 @@ export async function submitWithFaults(
  */
 export async function submitRecoveredOrder(e2e: E2E, prefix: string): Promise<{ orderId: string }> {
   const order = e2eOrder(prefix);
-  const charge = orderWorkflowV1.steps[stepIndex("chargePayment")]!;
   await submitWithFaults(e2e, order, {
-    service: charge.agent,
-    operation: charge.doOperation,
+    ...faultOn(stepIndex("chargePayment")),
     kind: "transient",
     count: 3,
   });

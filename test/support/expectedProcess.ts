@@ -4,7 +4,7 @@
  * messages its submitter hears. A fork that changes the steps changes these with them. Every function takes the
  * workflow, orderWorkflowV1 by default.
  */
-import { orderWorkflowV1, type StepUse } from "../../src/domain";
+import { orderWorkflowV1, type AgentName, type StepUse } from "../../src/domain";
 
 /** What these read of a workflow: its steps' names, services and operations (a WorkflowDefinition is one). */
 export interface DeclaredSteps {
@@ -28,6 +28,36 @@ export function stepIndex(name: string, workflow: DeclaredSteps = orderWorkflowV
     );
   }
   return index;
+}
+
+/**
+ * Where a test arms a fault meant for step `index`'s forward call (or, with "undo", its undo). The simulator's
+ * faults name a service and an operation (and an order), not a step, so the call must be one no other step makes
+ * before it, or the fault would land on that step first: throws, saying so, when the declaration shares it.
+ */
+export function faultOn(
+  index: number,
+  kind: "do" | "undo" = "do",
+  workflow: DeclaredSteps = orderWorkflowV1,
+): { service: AgentName; operation: string } {
+  const step = workflow.steps[index];
+  if (!step) throw new Error(`${workflow.name} v${workflow.version} has no step ${index}`);
+  const operation = kind === "do" ? step.doOperation : step.undoOperation;
+  const sharing = workflow.steps.filter(
+    (s, i) =>
+      i !== index &&
+      s.agent === step.agent &&
+      (kind === "do"
+        ? i < index && s.doOperation === operation
+        : [s.doOperation, s.undoOperation].includes(operation)),
+  );
+  if (sharing.length > 0) {
+    throw new Error(
+      `a fault on ${step.agent}/${operation} meant for step ${step.name} would also hit ${sharing.map((s) => s.name).join(", ")}: ` +
+        "the simulator's faults name a service and operation, not a step; this scenario needs a call of its own",
+    );
+  }
+  return { service: step.agent as AgentName, operation };
 }
 
 /** The forward call of step `index`. */
