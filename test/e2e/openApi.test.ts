@@ -13,6 +13,7 @@ import { describe, expect } from "vitest";
 import { encodeClientPrincipal, type ClientPrincipal } from "devhost/auth";
 import { createDependencies } from "../../src/app/dependencies";
 import { loadConfig } from "../../src/config";
+import { orderWorkflowV1 } from "../../src/domain";
 import { BACKLOG_CACHE_MS } from "../../src/services/backlog";
 import { pendingRecord, sampleOrder } from "../support/domain";
 import { e2eOrder, type E2E, submitWithFaults } from "../support/e2e";
@@ -277,7 +278,7 @@ describe("the routes for people", () => {
     try {
       for (const order of waiting) {
         await deps.orders.ensure(order, new Date());
-        const record = pendingRecord(order);
+        const record = pendingRecord(order, orderWorkflowV1);
         await deps.states.create({ ...record, retryAt: new Date(Date.now() + 3_600_000).toISOString() });
       }
     } finally {

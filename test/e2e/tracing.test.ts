@@ -8,7 +8,7 @@
  */
 import { expect } from "vitest";
 import type { TraceSpan } from "../../src/api/trace";
-import { parseTraceparent } from "../../src/domain";
+import { AGENT_NAMES, orderWorkflowV1, parseTraceparent } from "../../src/domain";
 import { e2eOrder, submitRecoveredOrder, type E2E } from "../support/e2e";
 import { e2eTest } from "../support/fixtures";
 
@@ -23,12 +23,15 @@ interface OrderTrace {
 const names = (trace: OrderTrace) => trace.spans.map((s) => s.name);
 const count = (trace: OrderTrace, name: string) => names(trace).filter((n) => n === name).length;
 
-/** The spans a processed order's trace holds once its last activity has ended: three steps, one attempt. */
+/** The declared process's steps (src/domain/process.ts). */
+const STEPS = orderWorkflowV1.steps;
+
+/** The spans a processed order's trace holds once its last activity has ended: one reply per step, one attempt. */
 function complete(trace: OrderTrace | undefined): trace is OrderTrace {
   if (!trace) return false;
   return (
-    count(trace, "activity schedulerRecordReply") === 3 &&
-    count(trace, "process agent-replies") === 3 &&
+    count(trace, "activity schedulerRecordReply") === STEPS.length &&
+    count(trace, "process agent-replies") === STEPS.length &&
     count(trace, "activity schedulerDispatchNext") === 1
   );
 }
@@ -75,16 +78,16 @@ it("one order yields one connected trace, across every hop of its path", async (
   expect(root.attributes).toMatchObject({ "sas.trace_context": "absent", "http.response.status_code": 202 });
   for (const name of ["send orders", "process orders", "start attempt", "activity schedulerDispatchNext"])
     expect(count(trace, name), name).toBe(1);
-  for (const agent of ["inventory", "payment", "shipping"]) {
-    expect(count(trace, `send ${agent}-requests`), agent).toBe(1);
-    expect(count(trace, `process ${agent}-requests`), agent).toBe(1);
+  // One request per step to the step's agent, one call to its service, one reply, in the order of the steps.
+  for (const agent of AGENT_NAMES) {
+    const steps = STEPS.filter((s) => s.agent === agent).length;
+    expect(count(trace, `send ${agent}-requests`), agent).toBe(steps);
+    expect(count(trace, `process ${agent}-requests`), agent).toBe(steps);
   }
-  expect(trace.spans.filter((s) => s.kind === "client").map((s) => `${s.service} ${s.name}`)).toEqual([
-    "inventory POST reserve",
-    "payment POST charge",
-    "shipping POST book",
-  ]);
-  expect(count(trace, "send agent-replies")).toBe(3);
+  expect(trace.spans.filter((s) => s.kind === "client").map((s) => `${s.service} ${s.name}`)).toEqual(
+    STEPS.map((s) => `${s.agent} POST ${s.doOperation}`),
+  );
+  expect(count(trace, "send agent-replies")).toBe(STEPS.length);
 
   // The path, hop by hop: each span under the one that caused it.
   const span = (name: string) => trace.spans.find((s) => s.name === name)!;
@@ -117,7 +120,7 @@ it("one order yields one connected trace, across every hop of its path", async (
 
   // The remote services received the context of the client span of each call.
   const ledger = await e2e.ledger(order.orderId);
-  expect(ledger).toHaveLength(3);
+  expect(ledger).toHaveLength(STEPS.length);
   for (const entry of ledger) {
     const sent = parseTraceparent(entry.traceparent);
     const call = trace.spans.find((s) => s.spanId === sent?.spanId);

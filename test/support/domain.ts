@@ -1,13 +1,14 @@
 import {
   claim,
-  orderWorkflowV1,
   stepDispatched,
   stepSucceeded,
   submit,
   type Order,
   type StateRecord,
   type TransitionResult,
+  type WorkflowDefinition,
 } from "../../src/domain";
+import { DEFAULT_FIXTURE } from "./fixtureWorkflows";
 
 export const T0 = new Date("2026-11-29T10:00:00.000Z");
 export const at = (seconds: number): Date => new Date(T0.getTime() + seconds * 1000);
@@ -33,17 +34,31 @@ export function ok(result: TransitionResult): StateRecord {
   return result.record;
 }
 
-export function pendingRecord(order: Order = sampleOrder()): StateRecord {
-  return submit(order, { now: T0, workflow: orderWorkflowV1 });
+/**
+ * A new order's record on `workflow`: by default a fixture workflow (./fixtureWorkflows), since the engine is
+ * generic over the workflow; a test of the app that runs the sample process passes orderWorkflowV1.
+ */
+export function pendingRecord(
+  order: Order = sampleOrder(),
+  workflow: WorkflowDefinition = DEFAULT_FIXTURE,
+): StateRecord {
+  return submit(order, { now: T0, workflow });
 }
 
-export function claimedRecord(now = at(1)): StateRecord {
-  return ok(claim(pendingRecord(), { now, claimTimeoutSeconds: 60 }));
+export function claimedRecord(now = at(1), workflow: WorkflowDefinition = DEFAULT_FIXTURE): StateRecord {
+  return ok(claim(pendingRecord(sampleOrder(), workflow), { now, claimTimeoutSeconds: 60 }));
 }
 
 /** A Processing record whose first `succeeded` steps succeeded and, if `dispatchNext`, the next one is dispatched. */
-export function processingRecord(succeeded: number, dispatchNext = false): StateRecord {
-  let record = claimedRecord();
+export function processingRecord(
+  succeeded: number,
+  dispatchNext = false,
+  workflow: WorkflowDefinition = DEFAULT_FIXTURE,
+): StateRecord {
+  if (succeeded > workflow.steps.length || (dispatchNext && succeeded >= workflow.steps.length)) {
+    throw new Error(`processingRecord: ${workflow.name} has ${workflow.steps.length} steps`);
+  }
+  let record = claimedRecord(at(1), workflow);
   const lockedBy = record.lockedBy!;
   for (let i = 0; i < succeeded; i++) {
     record = ok(stepDispatched(record, { now: at(2 + i), lockedBy, stepIndex: i, stepTimeoutSeconds: 30 }));

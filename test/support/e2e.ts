@@ -24,6 +24,7 @@ import {
 import { settingsForSimulator } from "../../tools/simulator/settings";
 import { expect, inject } from "vitest";
 import { sampleOrder } from "./domain";
+import { faultOn, processedLedger, stepIndex } from "./expectedProcess";
 import { pollUntil } from "./wait";
 
 export type { FaultSpec, InjectedFault, LedgerEntry, SimulatorFaults } from "../../tools/simulator";
@@ -258,15 +259,14 @@ export async function submitWithFaults(
 }
 
 /**
- * An order the Supervisor recovers: every call of its first attempt's charge fails (AGENT_MAX_ATTEMPTS=3), the
- * agent replies transient, the attempt ends early with a deadline notice, and attempt 2 finishes it. Resolves
- * once it is Processed.
+ * An order the Supervisor recovers: every call of its first attempt's payment step (chargePayment in the
+ * declaration) fails (AGENT_MAX_ATTEMPTS=3), the agent replies transient, the attempt ends early with a deadline
+ * notice, and attempt 2 finishes it. Resolves once it is Processed.
  */
 export async function submitRecoveredOrder(e2e: E2E, prefix: string): Promise<{ orderId: string }> {
   const order = e2eOrder(prefix);
   await submitWithFaults(e2e, order, {
-    service: "payment",
-    operation: "charge",
+    ...faultOn(stepIndex("chargePayment")),
     kind: "transient",
     count: 3,
   });
@@ -413,13 +413,16 @@ export async function orderSnapshot(
   return { order: body.order, state: body.state, ledger: await e2e.ledger(orderId) };
 }
 
-/** The happy path's effects on the remote services: reserve, charge and book, each applied once from one request. */
+/**
+ * The happy path's effects on the remote services: each step of the declaration's forward call (for the sample:
+ * reserve, charge and book), in order, each applied once from one request.
+ */
 export async function expectOneSetOfEffects(
   harness: { ledger(orderId: string): Promise<LedgerEntry[]> },
   orderId: string,
 ): Promise<void> {
   const ledger = await harness.ledger(orderId);
   expect(ledger.map((e) => [e.idempotencyKey, e.applied, e.requests])).toEqual(
-    ["reserveInventory", "chargePayment", "bookShipping"].map((step) => [`${orderId}:${step}:do`, true, 1]),
+    processedLedger(orderId).map((call) => [call.idempotencyKey, true, 1]),
   );
 }

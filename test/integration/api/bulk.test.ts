@@ -9,7 +9,14 @@ import { loadCosmosConfig, startCosmosEmulator, type CosmosEmulator } from "devh
 import { bulkActionRequest, type BulkAnswer } from "../../../src/api/bulk";
 import type { Principal } from "../../../src/api/principal";
 import { loadConfig } from "../../../src/config";
-import { alertSent, claim, expire, operatorRetry, type StateRecord } from "../../../src/domain";
+import {
+  alertSent,
+  claim,
+  expire,
+  operatorRetry,
+  orderWorkflowV1,
+  type StateRecord,
+} from "../../../src/domain";
 import { createCosmosClient } from "../../../src/services/cosmos";
 import { StateStore, type ListPosition, type RecordFilter } from "../../../src/services/stateStore";
 import { emulatorConfigFiles } from "../../../tools/repository";
@@ -63,7 +70,7 @@ beforeEach(async () => {
 
 /** A record parked in Error by the Supervisor at `second`, its alert decided and not yet marked sent. */
 async function inError(orderId: string, second: number): Promise<StateRecord> {
-  const { record } = await store.create(pendingRecord(sampleOrder({ orderId })));
+  const { record } = await store.create(pendingRecord(sampleOrder({ orderId }), orderWorkflowV1));
   const claimed = ok(claim(record, { now: at(second - 10), claimTimeoutSeconds: 5 }));
   const failed = ok(
     expire(claimed, {
@@ -137,7 +144,7 @@ describe("bulk retry", () => {
 
   it("moves no more Error orders to Pending than MAX_PENDING_BACKLOG leaves room for, and answers 429 when full", async () => {
     for (let i = 1; i <= 3; i++) await inError(`ROOM-${i}`, 100 + i);
-    await store.create(pendingRecord(sampleOrder({ orderId: "WAITING" })));
+    await store.create(pendingRecord(sampleOrder({ orderId: "WAITING" }), orderWorkflowV1));
     const tight = { MAX_PENDING_BACKLOG: "2" };
 
     const first = await call({ filter: { state: "Error" } }, tight);

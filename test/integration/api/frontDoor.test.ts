@@ -6,6 +6,7 @@
 import { HttpRequest } from "@azure/functions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { submitOrderRequest } from "../../../src/api/orders";
+import { orderWorkflowV1 } from "../../../src/domain";
 import { BACKLOG_CACHE_MS, BacklogGauge } from "../../../src/services/backlog";
 import { pendingRecord, sampleOrder } from "../../support/domain";
 import { startAppStack, type AppStack } from "../../support/appStack";
@@ -29,7 +30,8 @@ describe("POST /api/orders at MAX_PENDING_BACKLOG", () => {
     let clock = new Date("2026-12-01T10:00:00.000Z");
     const deps = { ...stack.deps, backlog: new BacklogGauge(stack.deps.states, () => clock) };
     const waiting = ["WAIT-1", "WAIT-2"];
-    for (const orderId of waiting) await deps.states.create(pendingRecord(sampleOrder({ orderId })));
+    for (const orderId of waiting)
+      await deps.states.create(pendingRecord(sampleOrder({ orderId }), orderWorkflowV1));
 
     const refused = await submitOrderRequest(deps, post(sampleOrder({ orderId: "OVER-1" })));
     expect(refused.status).toBe(429);

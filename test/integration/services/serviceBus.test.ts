@@ -4,6 +4,7 @@
  * can make it open senders at will.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { orderWorkflowV1 } from "../../../src/domain";
 import { drain, startAppStack, type AppStack } from "../../support/appStack";
 import { pendingRecord, sampleOrder } from "../../support/domain";
 
@@ -38,7 +39,10 @@ it("posts no status for a record whose replyTo is not a status queue any more, a
   const warnings: string[] = [];
   const context = stack.context();
   context.warn = (...args: unknown[]) => void warnings.push(args.map(String).join(" "));
-  const record = pendingRecord(sampleOrder({ orderId: "ORD-OLD", replyTo: "status-removed" }));
+  const record = pendingRecord(
+    sampleOrder({ orderId: "ORD-OLD", replyTo: "status-removed" }),
+    orderWorkflowV1,
+  );
   await stack.deps.notifications.status(context, record, "received");
   expect(warnings).toEqual([
     expect.stringContaining(

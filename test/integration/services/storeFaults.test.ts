@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDependencies, type Dependencies } from "../../../src/app/dependencies";
 import { loadConfig } from "../../../src/config";
+import { orderWorkflowV1 } from "../../../src/domain";
 import { STORE_CALLS } from "../../../src/services/infraResilience";
 import { at, pendingRecord, sampleOrder } from "../../support/domain";
 import {
@@ -44,7 +45,7 @@ describe("a store call of the app", () => {
       action: { kind: "status", error: serviceUnavailable() },
       count: 4,
     });
-    const record = pendingRecord(sampleOrder({ orderId: "FAULT-503" }));
+    const record = pendingRecord(sampleOrder({ orderId: "FAULT-503" }), orderWorkflowV1);
     const { value, ms } = await timed(deps.states.create(record));
     expect(value.created).toBe(true);
     expect(ms).toBeLessThan(STORE_CALLS.retryBudgetMs);
@@ -56,7 +57,7 @@ describe("a store call of the app", () => {
   });
 
   it("cuts a stalled request after its try timeout and tries again", async () => {
-    await truth.states.create(pendingRecord(sampleOrder({ orderId: "FAULT-STALL" })));
+    await truth.states.create(pendingRecord(sampleOrder({ orderId: "FAULT-STALL" }), orderWorkflowV1));
     const rule = faulty.proxies.cosmos.add({
       when: isOperation("read"),
       path: /FAULT-STALL/,
@@ -77,9 +78,10 @@ describe("a store call of the app", () => {
       action: { kind: "status", error: throttled(20) },
       count: 3,
     });
-    expect((await deps.states.create(pendingRecord(sampleOrder({ orderId: "FAULT-429" })))).created).toBe(
-      true,
-    );
+    expect(
+      (await deps.states.create(pendingRecord(sampleOrder({ orderId: "FAULT-429" }), orderWorkflowV1)))
+        .created,
+    ).toBe(true);
     expect(rule.hits).toBe(3);
   });
 

@@ -13,6 +13,12 @@ import {
   type StateRecord,
 } from "../../../src/domain";
 import { at, claimedRecord, ok, processingRecord } from "../../support/domain";
+import { FIXTURE_3 } from "../../support/fixtureWorkflows";
+
+/** The records below are on the builders' default workflow, a three-step fixture: steps 0, 1 and 2 (LAST). */
+const workflow = FIXTURE_3;
+const LAST = workflow.steps.length - 1;
+const stepName = (index: number) => workflow.steps[index]!.name;
 
 /**
  * Attempt 1 dispatched step 0 and timed out; attempt 2 ran step 0 and is now waiting on step 1. So attempt 1 sent
@@ -48,26 +54,27 @@ function reply(instanceId: string, stepIndex: number, kind: "do" | "undo" = "do"
 }
 
 describe("checkReply", () => {
-  // Attempt 1 holds the record; steps 0 and 1 succeeded, step 2 is dispatched and awaits its answer.
-  const waiting = processingRecord(2, true);
+  // Attempt 1 holds the record; every step before the last succeeded, the last is dispatched and awaits its answer.
+  const waiting = processingRecord(LAST, true);
   const attempt = waiting.lockedBy!;
 
   it("accepts the answer to the request the attempt dispatched, and a repeat of an earlier one", () => {
-    expect(waiting.steps[2]!.requestId).toBe(`${attempt}:2:do`);
-    expect(checkReply(waiting, reply(attempt, 2))).toEqual({ verdict: "current" });
+    expect(waiting.workflow).toEqual({ name: workflow.name, version: workflow.version });
+    expect(waiting.steps[LAST]!.requestId).toBe(`${attempt}:${LAST}:do`);
+    expect(checkReply(waiting, reply(attempt, LAST))).toEqual({ verdict: "current" });
     expect(checkReply(waiting, reply(attempt, 0))).toEqual({ verdict: "current" });
   });
 
   it("refuses what no request of the record asked for", () => {
     const cases: Array<[AgentReply, StateRecord | undefined, string]> = [
       [
-        reply(attempt, 2, "undo"),
+        reply(attempt, LAST, "undo"),
         waiting,
-        "no such request was dispatched (bookShipping undo last dispatched as none)",
+        `no such request was dispatched (${stepName(LAST)} undo last dispatched as none)`,
       ],
-      [reply("ORD-1001:2", 2), waiting, "attempt 2 was never started (the order is at attempt 1)"],
-      [reply(attempt, 7), waiting, "the order has 3 steps"],
-      [reply(attempt, 2), undefined, "order ORD-1001 does not exist"],
+      [reply("ORD-1001:2", LAST), waiting, "attempt 2 was never started (the order is at attempt 1)"],
+      [reply(attempt, 7), waiting, `the order has ${workflow.steps.length} steps`],
+      [reply(attempt, LAST), undefined, "order ORD-1001 does not exist"],
     ];
     for (const [forged, record, reason] of cases) {
       expect(checkReply(record, forged), reason).toEqual({
@@ -81,7 +88,7 @@ describe("checkReply", () => {
     const atFirstStep = processingRecord(0, true);
     expect(checkReply(atFirstStep, reply(atFirstStep.lockedBy!, 1))).toMatchObject({
       verdict: "unknown",
-      reason: expect.stringContaining("chargePayment do last dispatched as none"),
+      reason: expect.stringContaining(`${stepName(1)} do last dispatched as none`),
     });
   });
 
@@ -92,9 +99,9 @@ describe("checkReply", () => {
     );
     const second = ok(claim(expired, { now: at(200), claimTimeoutSeconds: 60 }));
     expect(second.lockedBy).toBe("ORD-1001:2");
-    expect(checkReply(second, reply(attempt, 2))).toMatchObject({ verdict: "stale" });
+    expect(checkReply(second, reply(attempt, LAST))).toMatchObject({ verdict: "stale" });
     // Still attempt 1, but the Supervisor has let go of it: nobody is waiting.
-    expect(checkReply(expired, reply(attempt, 2))).toMatchObject({
+    expect(checkReply(expired, reply(attempt, LAST))).toMatchObject({
       verdict: "stale",
       reason: expect.stringContaining("no longer holds the order"),
     });
@@ -111,13 +118,11 @@ describe("checkReply", () => {
     // Attempt 1 never got past step 0, and nobody ever sent step 2: answers to those were written by someone else.
     expect(checkReply(record, reply("ORD-1001:1", 1))).toEqual({
       verdict: "unknown",
-      reason:
-        "step 1 do of ORD-1001:1: no such request was dispatched (attempt 1 had not reached chargePayment do)",
+      reason: `step 1 do of ORD-1001:1: no such request was dispatched (attempt 1 had not reached ${stepName(1)} do)`,
     });
     expect(checkReply(record, reply("ORD-1001:1", 2))).toEqual({
       verdict: "unknown",
-      reason:
-        "step 2 do of ORD-1001:1: no such request was dispatched (bookShipping do last dispatched as none)",
+      reason: `step 2 do of ORD-1001:1: no such request was dispatched (${stepName(2)} do last dispatched as none)`,
     });
     expect(checkReply(record, reply("ORD-1001:1", 0, "undo"))).toMatchObject({ verdict: "unknown" });
     // The current attempt's own request is still current.
@@ -125,12 +130,12 @@ describe("checkReply", () => {
   });
 
   it("tells a late answer to an earlier attempt's undo from one to an undo that attempt never reached", () => {
-    // Attempt 1 refused at step 2, undid step 1 and timed out on it; attempt 2 undid step 1 and waits on step 0.
+    // Attempt 1 refused at the last step (2), undid step 1 and timed out on it; attempt 2 undid step 1 and waits on step 0.
     const failed = ok(
       stepFailedPermanent(waiting, {
         now: at(20),
         lockedBy: attempt,
-        stepIndex: 2,
+        stepIndex: LAST,
         error: { code: "Refused", message: "no courier" },
       }),
     );
@@ -157,7 +162,7 @@ describe("checkReply", () => {
     expect(checkReply(undo0, reply(attempt, 1, "undo"))).toMatchObject({ verdict: "stale" });
     expect(checkReply(undo0, reply(attempt, 0, "undo"))).toEqual({
       verdict: "unknown",
-      reason: `step 0 undo of ${attempt}: no such request was dispatched (attempt 1 had not reached reserveInventory undo)`,
+      reason: `step 0 undo of ${attempt}: no such request was dispatched (attempt 1 had not reached ${stepName(0)} undo)`,
     });
     expect(checkReply(undo0, reply(lockedBy, 0, "undo"))).toEqual({ verdict: "current" });
   });
@@ -167,7 +172,7 @@ describe("checkReply", () => {
       stepFailedPermanent(waiting, {
         now: at(20),
         lockedBy: attempt,
-        stepIndex: 2,
+        stepIndex: LAST,
         error: { code: "Refused", message: "no courier" },
       }),
     );
@@ -186,7 +191,7 @@ describe("checkReply", () => {
 
   it("never trusts a claim it cannot check: a fresh claim has no request on any step", () => {
     const fresh = claimedRecord();
-    for (let step = 0; step < 3; step++) {
+    for (let step = 0; step < workflow.steps.length; step++) {
       expect(checkReply(fresh, reply(fresh.lockedBy!, step)).verdict).toBe("unknown");
     }
   });

@@ -32,7 +32,8 @@ import {
   type StateRecord,
   type TransitionResult,
 } from "../../../src/domain";
-import { T0, pendingRecord } from "../../support/domain";
+import { T0, pendingRecord, sampleOrder } from "../../support/domain";
+import { FIXTURE_WORKFLOWS } from "../../support/fixtureWorkflows";
 
 const NUM_RUNS = Number(process.env.PROPERTY_RUNS ?? 1000);
 const SETTINGS = { claimTimeoutSeconds: 60, stepTimeoutSeconds: 30, maxFailures: 1, backoffSeconds: 10 };
@@ -432,47 +433,51 @@ function drainToTerminal(world: World): ProcessState {
   throw new Error(`order stuck in ${world.record.processState}`);
 }
 
-describe("state machine under random interleavings", () => {
-  it(`keeps every invariant over ${NUM_RUNS} random event sequences`, () => {
-    const reached = new Set<string>();
-    fc.assert(
-      fc.property(fc.array(stepArb, { minLength: 1, maxLength: 80, size: "max" }), (steps) => {
-        const world = new World(pendingRecord());
-        for (const { event, fresh } of steps) act(world, event, fresh);
-        const drained = drainToTerminal(world);
-        for (const c of world.commits) {
-          checkCommit(c);
-          reached.add(c.next.processState);
-        }
-        checkCompensation(world.commits);
-        expect(TERMINAL_STATES).toContain(drained);
-      }),
-      { numRuns: NUM_RUNS },
-    );
-    // The generator must actually reach every state, or the properties above prove little.
-    expect([...reached].sort()).toEqual(
-      [
-        "Compensated",
-        "Compensating",
-        "CompensationFailed",
-        "CompensationPending",
-        "Error",
-        "Pending",
-        "Processed",
-        "Processing",
-      ].sort(),
-    );
-  });
+// On fixture workflows of several lengths (test/support/fixtureWorkflows.ts): the rules hold whatever the steps.
+describe.each(FIXTURE_WORKFLOWS.map((workflow) => ({ workflow, steps: workflow.steps.length })))(
+  "state machine under random interleavings, $steps steps",
+  ({ workflow }) => {
+    it(`keeps every invariant over ${NUM_RUNS} random event sequences`, () => {
+      const reached = new Set<string>();
+      fc.assert(
+        fc.property(fc.array(stepArb, { minLength: 1, maxLength: 80, size: "max" }), (steps) => {
+          const world = new World(pendingRecord(sampleOrder(), workflow));
+          for (const { event, fresh } of steps) act(world, event, fresh);
+          const drained = drainToTerminal(world);
+          for (const c of world.commits) {
+            checkCommit(c);
+            reached.add(c.next.processState);
+          }
+          checkCompensation(world.commits);
+          expect(TERMINAL_STATES).toContain(drained);
+        }),
+        { numRuns: NUM_RUNS },
+      );
+      // The generator must actually reach every state, or the properties above prove little.
+      expect([...reached].sort()).toEqual(
+        [
+          "Compensated",
+          "Compensating",
+          "CompensationFailed",
+          "CompensationPending",
+          "Error",
+          "Pending",
+          "Processed",
+          "Processing",
+        ].sort(),
+      );
+    });
 
-  it("lets exactly one of two racing writers from the same copy win", () => {
-    fc.assert(
-      fc.property(fc.integer({ min: 1, max: 5 }), (readers) => {
-        const world = new World(pendingRecord());
-        for (let i = 0; i < readers; i++) apply(world, { type: "claim" });
-        // Only the first claim commits; the others held a stale etag or found the record Processing.
-        expect(world.commits.filter((c) => c.event === "claim")).toHaveLength(1);
-      }),
-      { numRuns: 20 },
-    );
-  });
-});
+    it("lets exactly one of two racing writers from the same copy win", () => {
+      fc.assert(
+        fc.property(fc.integer({ min: 1, max: 5 }), (readers) => {
+          const world = new World(pendingRecord(sampleOrder(), workflow));
+          for (let i = 0; i < readers; i++) apply(world, { type: "claim" });
+          // Only the first claim commits; the others held a stale etag or found the record Processing.
+          expect(world.commits.filter((c) => c.event === "claim")).toHaveLength(1);
+        }),
+        { numRuns: 20 },
+      );
+    });
+  },
+);

@@ -16,6 +16,13 @@ import {
 } from "../../../src/domain";
 import { statusMessagesFromHistory } from "../../../src/domain/statusMessages";
 import { at, ok, pendingRecord, processingRecord, sampleOrder } from "../../support/domain";
+import { FIXTURE_3 } from "../../support/fixtureWorkflows";
+
+/** The records below are on the builders' default workflow, a three-step fixture, not the sample process. */
+const workflow = FIXTURE_3;
+const STEPS = workflow.steps.length;
+/** One stepSucceeded per step from `from` on. */
+const succeeded = (from = 0) => Array<string>(STEPS - from).fill("stepSucceeded");
 
 const statuses = (record: StateRecord) => statusMessagesFromHistory(record).map((m) => m.status);
 const error = { code: "PaymentDeclined", message: "over the limit" };
@@ -50,16 +57,10 @@ const expireAt = (record: StateRecord, t: number, maxFailures = 3) =>
 
 describe("statusMessagesFromHistory", () => {
   it("gives the happy path's sequence, as the submitter receives it, with the transitions' times and states", () => {
-    const record = ok(processed(processingRecord(3), { now: at(20), lockedBy: "ORD-1001:1" }));
+    const record = ok(processed(processingRecord(STEPS), { now: at(20), lockedBy: "ORD-1001:1" }));
+    expect(record.workflow.name).toBe(workflow.name);
     const messages = statusMessagesFromHistory(record);
-    expect(messages.map((m) => m.status)).toEqual([
-      "received",
-      "processing",
-      "stepSucceeded",
-      "stepSucceeded",
-      "stepSucceeded",
-      "processed",
-    ]);
+    expect(messages.map((m) => m.status)).toEqual(["received", "processing", ...succeeded(), "processed"]);
     expect(messages[0]).toEqual({
       orderId: "ORD-1001",
       status: "received",
@@ -67,13 +68,16 @@ describe("statusMessagesFromHistory", () => {
       at: record.history[0]!.at,
       detail: null,
     });
-    expect(messages[1]).toMatchObject({ processState: "Processing", detail: "attempt 1, reserveInventory" });
-    expect(messages.slice(2, 5).map((m) => m.detail)).toEqual(record.steps.map((s) => s.name));
-    expect(messages[5]).toMatchObject({ processState: "Processed", at: at(20).toISOString() });
+    expect(messages[1]).toMatchObject({
+      processState: "Processing",
+      detail: `attempt 1, ${workflow.steps[0]!.name}`,
+    });
+    expect(messages.slice(2, 2 + STEPS).map((m) => m.detail)).toEqual(workflow.steps.map((s) => s.name));
+    expect(messages[2 + STEPS]).toMatchObject({ processState: "Processed", at: at(20).toISOString() });
   });
 
   it("sends nothing to an order without replyTo", () => {
-    const record = processingRecord(3);
+    const record = processingRecord(STEPS);
     expect(statusMessagesFromHistory({ ...record, replyTo: null })).toEqual([]);
     expect(pendingRecord(sampleOrder({ replyTo: undefined })).replyTo).toBeNull();
   });
@@ -84,15 +88,8 @@ describe("statusMessagesFromHistory", () => {
     record = expireAt(record, 5);
     record = ok(claim(record, { now: at(10), claimTimeoutSeconds: 60 }));
     record = succeedFrom(record, 0, 11);
-    expect(statuses(record)).toEqual([
-      "received",
-      "processing",
-      "processing",
-      "stepSucceeded",
-      "stepSucceeded",
-      "stepSucceeded",
-    ]);
-    expect(statusMessagesFromHistory(record)[2]!.detail).toBe("attempt 2, reserveInventory");
+    expect(statuses(record)).toEqual(["received", "processing", "processing", ...succeeded()]);
+    expect(statusMessagesFromHistory(record)[2]!.detail).toBe(`attempt 2, ${workflow.steps[0]!.name}`);
 
     // Attempt 1 fails on step 1; attempt 2 resumes at step 1 and still tells the submitter it started.
     let resumed = failedTransiently(processingRecord(1), 1, 5);
@@ -104,10 +101,9 @@ describe("statusMessagesFromHistory", () => {
       "processing",
       "stepSucceeded",
       "processing",
-      "stepSucceeded",
-      "stepSucceeded",
+      ...succeeded(1),
     ]);
-    expect(statusMessagesFromHistory(resumed)[3]!.detail).toBe("attempt 2, chargePayment");
+    expect(statusMessagesFromHistory(resumed)[3]!.detail).toBe(`attempt 2, ${workflow.steps[1]!.name}`);
   });
 
   it("says compensating, then compensated, for a permanent refusal after a completed step", () => {
@@ -178,9 +174,7 @@ describe("statusMessagesFromHistory", () => {
       "processing",
       "failed",
       "processing",
-      "stepSucceeded",
-      "stepSucceeded",
-      "stepSucceeded",
+      ...succeeded(),
       "processed",
     ]);
   });

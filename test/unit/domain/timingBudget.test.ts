@@ -10,6 +10,7 @@ import {
   backoffSeconds,
   longestOrder,
   MAX_BACKOFF_SECONDS,
+  orderWorkflowV1,
   scheduleEvery,
   scheduleIntervalSeconds,
   stepRecovery,
@@ -23,7 +24,13 @@ import { deriveBound } from "../../../tools/soak/invariants";
 import { SOAK_TIMINGS } from "../../../tools/soak/soak";
 import { TUNING_KNOBS } from "../../../src/dashboard/tuningScript";
 
-/** The shipped defaults (src/config.ts): step 30 s, sweep every 15 s, back-off 10 s, starter every 5 s, 3 retries. */
+/** The steps of the declared process (src/domain/process.ts): the figures below that depend on them say so. */
+const STEPS = orderWorkflowV1.steps.length;
+
+/**
+ * The shipped defaults (src/config.ts): step 30 s, sweep every 15 s, back-off 10 s, starter every 5 s, 3 retries,
+ * on the declared process's steps.
+ */
 const DEFAULTS: TimingInputs = {
   stepTimeoutSeconds: 30,
   claimTimeoutSeconds: 60,
@@ -32,7 +39,7 @@ const DEFAULTS: TimingInputs = {
   backoffBaseSeconds: 10,
   maxFailures: 3,
   pageSize: 100,
-  steps: 3,
+  steps: STEPS,
 };
 
 const connections = {
@@ -70,19 +77,23 @@ describe("timing formulas", () => {
   });
 
   it("bound an order by 2 × (retries + 1) attempts of claim + steps × step + both periods + the largest back-off", () => {
-    // 60 + 3 × 30 + 15 + 40 + 5 = 210 s an attempt; 2 × 4 × 210.
+    // 60 + steps × 30 + 15 + 40 + 5 s an attempt (210 s for three steps); 2 × 4 attempts of it (1680 s).
+    const attemptSeconds = 60 + STEPS * 30 + 15 + 40 + 5;
     expect(longestOrder(DEFAULTS)).toEqual({
-      attemptSeconds: 210,
+      attemptSeconds,
       attempts: 4,
       largestBackoffSeconds: 40,
-      seconds: 1680,
+      seconds: 2 * 4 * attemptSeconds,
     });
-    // The soak's bound is this figure: 2 × 3 × (5 + 3 × 3 + 1 + 4·2 + 1) = 144 s.
+    expect(longestOrder({ ...DEFAULTS, steps: 3 })).toMatchObject({ attemptSeconds: 210, seconds: 1680 });
+    // The soak's bound is this figure: 2 × 3 × (5 + steps × 3 + 1 + 4·2 + 1) s (144 s for three steps).
+    const soakSeconds = 2 * 3 * (5 + STEPS * 3 + 1 + 4 * 2 + 1);
     const soak = deriveBound(SOAK_TIMINGS);
-    expect(soak.seconds).toBe(144);
+    expect(soak.seconds).toBe(soakSeconds);
+    expect(deriveBound(SOAK_TIMINGS, 3).seconds).toBe(144);
     expect(soak.explanation).toContain(
-      "2 (forward, compensation) × (SUPERVISOR_MAX_FAILURES 2 + 1) × (CLAIM_TIMEOUT 5 + 3 steps × STEP_TIMEOUT 3" +
-        " + supervisor interval 1 + max back-off 8 + starter interval 1) = 144 s;",
+      `2 (forward, compensation) × (SUPERVISOR_MAX_FAILURES 2 + 1) × (CLAIM_TIMEOUT 5 + ${STEPS} steps × STEP_TIMEOUT 3` +
+        ` + supervisor interval 1 + max back-off 8 + starter interval 1) = ${soakSeconds} s;`,
     );
   });
 
@@ -111,10 +122,10 @@ describe("timing formulas", () => {
 
   it("take their inputs from the app's configuration, naming a schedule without a fixed period", () => {
     const config = loadConfig(connections);
-    expect(timingInputs(config, 3)).toEqual(DEFAULTS);
+    expect(timingInputs(config, STEPS)).toEqual(DEFAULTS);
     expect(SETTINGS.SUPERVISOR_SCHEDULE.default).toBe("*/15 * * * * *");
     const weekly = loadConfig({ ...connections, SUPERVISOR_SCHEDULE: "0 0 9 * * MON" });
-    expect(() => timingInputs(weekly, 3)).toThrow(/^SUPERVISOR_SCHEDULE: schedule "0 0 9 \* \* MON"/);
+    expect(() => timingInputs(weekly, STEPS)).toThrow(/^SUPERVISOR_SCHEDULE: schedule "0 0 9 \* \* MON"/);
   });
 
   it("stand on their own: the source the dashboard ships computes what the app computes", () => {

@@ -36,6 +36,15 @@ import {
   processingRecord,
   sampleOrder,
 } from "../../support/domain";
+import { FIXTURE_3 } from "../../support/fixtureWorkflows";
+
+/**
+ * The records below are on the builders' default workflow, a three-step fixture (test/support/fixtureWorkflows.ts),
+ * not the sample process: the first test checks it is this one. Undo indices below (1, then 0) are its own.
+ */
+const workflow = FIXTURE_3;
+const STEPS = workflow.steps.length;
+const LAST = STEPS - 1;
 
 const expireCtx = (record: StateRecord, seconds: number, maxFailures = 3) => ({
   now: at(seconds),
@@ -49,14 +58,14 @@ function refusal(result: TransitionResult) {
   return result.refusal;
 }
 
-/** A Compensating record after the third step was declined: steps 0 and 1 to undo, held by attempt 1. */
+/** A Compensating record after the last step was declined: every earlier step to undo, held by attempt 1. */
 function compensatingRecord(): StateRecord {
-  const record = processingRecord(2, true);
+  const record = processingRecord(LAST, true);
   return ok(
     stepFailedPermanent(record, {
       now: at(20),
       lockedBy: record.lockedBy!,
-      stepIndex: 2,
+      stepIndex: LAST,
       error: { code: "Declined", message: "no courier" },
     }),
   );
@@ -74,13 +83,11 @@ describe("submit and resubmission", () => {
       failureCount: 0,
       attempt: 0,
       replyTo: "status-demo",
-      workflow: { name: "order", version: 1 },
+      workflow: { name: workflow.name, version: workflow.version },
     });
-    expect(record.steps.map((s) => [s.name, s.status])).toEqual([
-      ["reserveInventory", "Pending"],
-      ["chargePayment", "Pending"],
-      ["bookShipping", "Pending"],
-    ]);
+    expect(record.steps.map((s) => [s.name, s.agent, s.status])).toEqual(
+      workflow.steps.map((s) => [s.name, s.agent, "Pending"]),
+    );
     expect(record.history).toHaveLength(1);
   });
 
@@ -165,7 +172,7 @@ describe("forward steps", () => {
         }),
       ).code,
     ).toBe("NotLockHolder");
-    expect(refusal(processed(processingRecord(3), { now: at(9), lockedBy: stale })).code).toBe(
+    expect(refusal(processed(processingRecord(STEPS), { now: at(9), lockedBy: stale })).code).toBe(
       "NotLockHolder",
     );
   });
@@ -210,13 +217,17 @@ describe("forward steps", () => {
       nextForwardMove(r, { now: at(11), lockedBy: r.lockedBy!, stepTimeoutSeconds: 30 });
     const first = processingRecord(0, true);
     const joined = ok(andThen(success(first, 0), move));
-    expect(joined.steps.map((s) => s.status)).toEqual(["Succeeded", "Dispatched", "Pending"]);
+    expect(joined.steps.map((s) => s.status)).toEqual([
+      "Succeeded",
+      "Dispatched",
+      ...Array<string>(STEPS - 2).fill("Pending"),
+    ]);
     expect(joined.completeBy).toBe(at(41).toISOString());
     expect(joined.history.slice(-2).map((h) => h.event)).toEqual(["stepSucceeded", "stepDispatched"]);
     // The same as two writes would have left it.
     expect(joined).toEqual(ok(move(ok(success(first, 0)))));
 
-    const last = ok(andThen(success(processingRecord(2, true), 2), move));
+    const last = ok(andThen(success(processingRecord(LAST, true), LAST), move));
     expect(last).toMatchObject({ processState: "Processed", lockedBy: null, completeBy: null });
     expect(last.history.slice(-2).map((h) => h.event)).toEqual(["stepSucceeded", "processed"]);
 
@@ -231,20 +242,27 @@ describe("forward steps", () => {
       compensationStepDone(record, { now: at(30), lockedBy: record.lockedBy!, stepIndex, result: null });
     const move = (r: StateRecord) =>
       nextUndoMove(r, { now: at(30), lockedBy: r.lockedBy!, stepTimeoutSeconds: 30 });
-    // Steps 0 and 1 to undo, newest first: step 1's undo dispatched.
+    // Every step before the last to undo, newest first: the one before the last's undo dispatched.
     const compensating = compensatingRecord();
     const first = ok(
       compensationStepDispatched(compensating, {
         now: at(21),
         lockedBy: compensating.lockedBy!,
-        stepIndex: 1,
+        stepIndex: LAST - 1,
         stepTimeoutSeconds: 30,
       }),
     );
-    const joined = ok(andThen(undone(first, 1), move));
-    expect(joined.steps.map((s) => s.undo?.status ?? null)).toEqual(["Dispatched", "Succeeded", null]);
-    expect(joined).toEqual(ok(move(ok(undone(first, 1)))));
-    const last = ok(andThen(undone(joined, 0), move));
+    const joined = ok(andThen(undone(first, LAST - 1), move));
+    expect(joined.steps.map((s) => s.undo?.status ?? null)).toEqual([
+      ...Array<null>(LAST - 2).fill(null),
+      "Dispatched",
+      "Succeeded",
+      null,
+    ]);
+    expect(joined).toEqual(ok(move(ok(undone(first, LAST - 1)))));
+    let rest = joined;
+    for (let index = LAST - 2; index > 0; index--) rest = ok(andThen(undone(rest, index), move));
+    const last = ok(andThen(undone(rest, 0), move));
     expect(last).toMatchObject({ processState: "Compensated", lockedBy: null });
     expect(last.history.slice(-2).map((h) => h.event)).toEqual(["compensationStepDone", "compensated"]);
   });
@@ -294,9 +312,9 @@ describe("forward steps", () => {
   it("turns a permanent failure into compensation of the earlier steps, by the same attempt", () => {
     const record = compensatingRecord();
     expect(record).toMatchObject({ processState: "Compensating", lockedBy: "ORD-1001:1" });
-    expect(record.steps[2]!.status).toBe("Failed");
+    expect(record.steps[LAST]!.status).toBe("Failed");
     expect(record.compensationRequest).toMatchObject({ requestedBy: "scheduler" });
-    expect(nextUndoIndex(record)).toBe(1);
+    expect(nextUndoIndex(record)).toBe(LAST - 1);
   });
 
   it("is Compensated at once when the first step is declined", () => {
@@ -326,13 +344,13 @@ describe("forward steps", () => {
   });
 
   it("marks Processed only when every step succeeded, and releases the lock", () => {
-    const record = processingRecord(3);
+    const record = processingRecord(STEPS);
     expect(ok(processed(record, { now: at(20), lockedBy: record.lockedBy! }))).toMatchObject({
       processState: "Processed",
       lockedBy: null,
       completeBy: null,
     });
-    const partial = processingRecord(2);
+    const partial = processingRecord(LAST);
     expect(refusal(processed(partial, { now: at(20), lockedBy: partial.lockedBy! })).code).toBe(
       "StepsIncomplete",
     );
@@ -344,7 +362,7 @@ describe("forward steps", () => {
       stepDispatched(record, {
         now: at(21),
         lockedBy: record.lockedBy!,
-        stepIndex: 2,
+        stepIndex: LAST,
         stepTimeoutSeconds: 30,
       }),
     );
@@ -361,7 +379,8 @@ describe("compensation steps", () => {
         compensationStepDispatched(record, { now: at(21), lockedBy, stepIndex: 0, stepTimeoutSeconds: 30 }),
       ).code,
     ).toBe("StepOutOfOrder");
-    for (const [i, index] of [1, 0].entries()) {
+    const newestFirst = Array.from({ length: LAST }, (_, i) => LAST - 1 - i);
+    for (const [i, index] of newestFirst.entries()) {
       record = ok(
         compensationStepDispatched(record, {
           now: at(21 + i),
@@ -582,7 +601,7 @@ describe("requestCompensation and operator actions", () => {
     expect(
       refusal(requestCompensation(pendingUndo, { now: at(13), reason: "x", requestedBy: "policy" })).code,
     ).toBe("AlreadyCompensating");
-    const done = processingRecord(3);
+    const done = processingRecord(STEPS);
     const finished = ok(processed(done, { now: at(20), lockedBy: done.lockedBy! }));
     expect(
       refusal(requestCompensation(finished, { now: at(21), reason: "x", requestedBy: "policy" })).code,

@@ -1,7 +1,8 @@
 // The order app as a later build would ship it: the same functions, plus workflow "order" v2 registered at
 // start-up. v2 = v1 with one more step, reservePackaging (a shipping box reserved on the inventory service),
-// between chargePayment and bookShipping. The e2e versioning test loads it with the devhost after the plain app
-// (v1 only) has run on the same data directory. ORDER_APP_ENTRY (set by test/support/e2eChild.ts) names the
+// right after chargePayment (in the sample, before bookShipping); every other step is v1's, taken from v1 itself.
+// The e2e versioning test loads it with the devhost after the plain app (v1 only) has run on the same data
+// directory. ORDER_APP_ENTRY (set by test/support/e2eChild.ts) names the
 // transpiled app entry; its modules are the app's own, so the registry is the one the functions use.
 "use strict";
 
@@ -13,7 +14,26 @@ const src = path.dirname(entry);
 const { registerWorkflow } = require(path.join(src, "app", "workflows"));
 const { orderWorkflowV1 } = require(path.join(src, "domain"));
 
-const [reserveInventory, chargePayment, bookShipping] = orderWorkflowV1.steps;
+/**
+ * The steps of `base` with `step` inserted after the step named `after`. Built from every step of `base`, so a
+ * step added to v1 (src/domain/process.ts) is in v2 too; throws unless the names are exactly v1's, in order, plus
+ * the new one, so no step of v1 can go missing or be shadowed without this build failing to start.
+ */
+function withStepAfter(base, after, step) {
+  const names = base.steps.map((s) => s.name);
+  const at = names.indexOf(after);
+  if (at < 0) throw new Error(`order v${base.version} has no step ${after} (steps: ${names.join(", ")})`);
+  if (names.includes(step.name)) throw new Error(`order v${base.version} already has a step ${step.name}`);
+  const steps = [...base.steps.slice(0, at + 1), step, ...base.steps.slice(at + 1)];
+  const expected = [...names.slice(0, at + 1), step.name, ...names.slice(at + 1)];
+  const got = steps.map((s) => s.name);
+  if (got.length !== names.length + 1 || got.some((name, i) => name !== expected[i])) {
+    throw new Error(
+      `order v2 must be v1's steps plus ${step.name}: expected ${expected.join(", ")}, got ${got.join(", ")}`,
+    );
+  }
+  return steps;
+}
 
 /** One standard box per order. Its undo names the reservation, so it releases the box and nothing else. */
 const reservePackaging = {
@@ -30,7 +50,7 @@ const reservePackaging = {
 registerWorkflow({
   name: "order",
   version: 2,
-  steps: [reserveInventory, chargePayment, reservePackaging, bookShipping],
+  steps: withStepAfter(orderWorkflowV1, "chargePayment", reservePackaging),
 });
 
 require(entry);
