@@ -1,7 +1,7 @@
 import { agentRequestId, idempotencyKeyFor, type StepKind } from "./ids";
 import { quoteValue } from "./validation";
 import type { AgentRequest } from "./messages";
-import type { Order } from "./order";
+import { canonicalJson, type Order } from "./order";
 import { neverDispatched } from "./replyCheck";
 import type { StateRecord } from "./stateRecord";
 import type { AgentName, StepDefinition, WorkflowDefinition } from "./workflow";
@@ -121,15 +121,4 @@ export function requestMismatch(received: AgentRequest, dispatched: AgentRequest
   if (received.completeBy !== dispatched.completeBy)
     return `${label}: completeBy: expected ${dispatched.completeBy}, got ${quoteValue(received.completeBy)}`;
   return undefined;
-}
-
-/** JSON with object keys sorted, so that two equal bodies compare equal whatever order their keys were set in. */
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(
-          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-        )
-      : v,
-  );
 }

@@ -46,7 +46,7 @@ export const SLOW_SEND_MS = 2_000;
 const TRANSIENT_STORE_STATUSES: ReadonlySet<number> = new Set([408, 429, 449, 500, 503]);
 
 /** Connection-level failures, as Node and the Azure SDKs report them. */
-const TRANSIENT_NETWORK_CODES: ReadonlySet<string> = new Set([
+export const NETWORK_ERROR_CODES: ReadonlySet<string> = new Set([
   "ECONNRESET",
   "ECONNREFUSED",
   "ECONNABORTED",
@@ -56,8 +56,6 @@ const TRANSIENT_NETWORK_CODES: ReadonlySet<string> = new Set([
   "ENETUNREACH",
   "EAI_AGAIN",
   "REQUEST_SEND_ERROR",
-  // @azure/cosmos's TimeoutError
-  "TimeoutError",
 ]);
 
 /** Service Bus error codes that say "try later" (the SDK has used up its own tries on them). */
@@ -78,7 +76,8 @@ export function isTransientInfraError(error: unknown): boolean {
   if (status !== undefined) return TRANSIENT_STORE_STATUSES.has(status);
   if (isServiceBusError(error)) return TRANSIENT_BUS_CODES.has(error.code);
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === "string" && TRANSIENT_NETWORK_CODES.has(code)) return true;
+  // "TimeoutError": @azure/cosmos's own, for a request that outlived its requestTimeout.
+  if (typeof code === "string" && (NETWORK_ERROR_CODES.has(code) || code === "TimeoutError")) return true;
   const name = (error as { name?: unknown } | null)?.name;
   // Timeouts and aborted links of the AMQP layer under @azure/service-bus.
   return name === "TimeoutError" || name === "OperationTimeoutError" || name === "AbortError";

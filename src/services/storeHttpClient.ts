@@ -5,7 +5,7 @@ import {
   type PipelineRequest,
   type PipelineResponse,
 } from "@azure/core-rest-pipeline";
-import { STORE_CALLS } from "./infraResilience";
+import { NETWORK_ERROR_CODES, STORE_CALLS } from "./infraResilience";
 
 /**
  * Statuses of Cosmos DB that say "not now" rather than "no": 408 (the request timed out in the service), 449
@@ -17,19 +17,6 @@ import { STORE_CALLS } from "./infraResilience";
  * waits as long as the service asks (`x-ms-retry-after-ms`).
  */
 const RETRIED_STATUSES: ReadonlySet<number> = new Set([408, 449, 500, 503]);
-
-/** Errors of the connection itself: reset, refused, dropped mid-answer. */
-const NETWORK_CODES: ReadonlySet<string> = new Set([
-  "ECONNRESET",
-  "ECONNREFUSED",
-  "ECONNABORTED",
-  "EPIPE",
-  "ETIMEDOUT",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "EAI_AGAIN",
-  "REQUEST_SEND_ERROR",
-]);
 
 /** Back-off before try `n` (1-based) of a request: exponential from the first delay, capped, with full jitter. */
 export function storeBackoffMs(n: number, random: () => number = Math.random): number {
@@ -90,7 +77,7 @@ export class ResilientStoreHttpClient implements HttpClient {
         if (error instanceof TryTimedOut)
           this.onFault(Object.assign(new Error(error.message), { code: "TimeoutError" }));
         const transient =
-          error instanceof TryTimedOut || (isRestError(error) && NETWORK_CODES.has(error.code ?? ""));
+          error instanceof TryTimedOut || (isRestError(error) && NETWORK_ERROR_CODES.has(error.code ?? ""));
         if (!transient) throw error;
         if ((wait = nextWait()) === undefined) {
           this.onFault(error);

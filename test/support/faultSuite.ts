@@ -9,6 +9,7 @@
  * aside.
  */
 import { ServiceBusClient } from "@azure/service-bus";
+import { expect } from "vitest";
 import { EMULATOR_KEY } from "devhost/emulators";
 import { AGENT_NAMES, agentRequestQueue, TERMINAL_STATES, type StateRecord } from "../../src/domain";
 import type { LocalStackAddresses } from "../../tools/localStack";
@@ -390,6 +391,25 @@ export class FaultRun {
       deadLetters,
       frontDoor: { answers: answers.length, byStatus, slowestMs: Math.max(0, ...answers.map((a) => a.ms)) },
     };
+  }
+
+  /**
+   * What every scenario asserts once its fault is over: `orders` end (within `timeoutMs`), the soak's invariants and
+   * this suite's checks hold, and each order ended as planned. The report is printed and returned for the
+   * scenario's own checks.
+   */
+  async expectEndedAsPlanned(
+    name: string,
+    orders: readonly PlannedOrder[],
+    timeoutMs: number,
+  ): Promise<FaultScenarioReport> {
+    await this.settle(orders, timeoutMs);
+    const report = await this.check(orders);
+    console.log(describeReport(name, report));
+    expect(report.invariants.violations).toEqual([]);
+    expect(report.violations).toEqual([]);
+    expect(this.unexpected(orders, report)).toEqual([]);
+    return report;
   }
 
   /** The orders whose final state differs from the planned one (an infrastructure fault spent their failures). */

@@ -1,6 +1,7 @@
 // Idempotency store and ledger in one: the first response for an Idempotency-Key is kept and returned for
 // every repeat without running the operation again, and each key's entry counts how often it was asked.
 import type { Outcome } from "./services";
+import { canonicalJson } from "../../src/domain/order";
 
 export interface LedgerEntry {
   service: string;
@@ -101,15 +102,4 @@ export class Ledger {
   list(): LedgerEntry[] {
     return this.entries.map((e) => ({ ...e }));
   }
-}
-
-/** JSON with object keys sorted, so the same body with keys in another order is the same request. */
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(
-          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-        )
-      : v,
-  );
 }
