@@ -45,6 +45,24 @@ export const workflowRefSchema = z.strictObject({
 export type WorkflowRef = z.infer<typeof workflowRefSchema>;
 
 /**
+ * The steps of `base` with `step` inserted after the step named `after`: how a new version is built from an old
+ * one (docs/architecture.md#versioning). Every step of `base` is taken, so a version built this way cannot lose one
+ * of them, however `base` changes; it throws when `after` is not a step of `base` or `step`'s name is taken.
+ */
+export function withStepAfter(
+  base: WorkflowDefinition,
+  after: string,
+  step: StepDefinition,
+): StepDefinition[] {
+  const names = base.steps.map((s) => s.name);
+  const at = names.indexOf(after);
+  const where = `${base.name} v${base.version}`;
+  if (at < 0) throw new Error(`${where} has no step ${after} (steps: ${names.join(", ")})`);
+  if (names.includes(step.name)) throw new Error(`${where} already has a step ${step.name}`);
+  return [...base.steps.slice(0, at + 1), step, ...base.steps.slice(at + 1)];
+}
+
+/**
  * How many dispatches one attempt's orchestration may make. An attempt dispatches each forward step at most once
  * and, after a refusal, each undo at most once, so a workflow of n steps needs up to 2n: registration refuses a
  * workflow longer than MAX_ORCHESTRATION_TURNS / 2 steps, which the orchestration could not finish.

@@ -6,6 +6,7 @@ import {
   WorkflowRegistry,
   agentRequestQueue,
   orderWorkflowV1,
+  withStepAfter,
   type WorkflowDefinition,
 } from "../../../src/domain";
 
@@ -82,6 +83,26 @@ describe("workflow definitions", () => {
       registry.register({ name: "long", version: 2, steps: steps(MAX_WORKFLOW_STEPS + 1) }),
     ).toThrow(
       `workflow long@2 has ${MAX_WORKFLOW_STEPS + 1} steps; an attempt can run at most ${MAX_WORKFLOW_STEPS}`,
+    );
+  });
+});
+
+describe("withStepAfter", () => {
+  const extra = { ...orderWorkflowV1.steps[0]!, name: "reservePackaging" };
+
+  it("builds a version from every step of the base, with the new step after the one named", () => {
+    const names = withStepAfter(orderWorkflowV1, orderWorkflowV1.steps[1]!.name, extra).map((s) => s.name);
+    const base = orderWorkflowV1.steps.map((s) => s.name);
+    expect(names).toEqual([...base.slice(0, 2), "reservePackaging", ...base.slice(2)]);
+  });
+
+  it("refuses an anchor the base does not have, and a name it already has", () => {
+    expect(() => withStepAfter(orderWorkflowV1, "noSuchStep", extra)).toThrow(
+      /order v1 has no step noSuchStep \(steps: /,
+    );
+    const taken = { ...extra, name: orderWorkflowV1.steps[0]!.name };
+    expect(() => withStepAfter(orderWorkflowV1, orderWorkflowV1.steps[1]!.name, taken)).toThrow(
+      `order v1 already has a step ${taken.name}`,
     );
   });
 });
