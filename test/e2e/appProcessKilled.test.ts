@@ -8,6 +8,7 @@ import { e2eOrder } from "../support/e2e";
 import { processedLedger } from "../support/expectedProcess";
 import { submitTo, type ChildStack } from "../support/e2eChild";
 import { childStackTest as it } from "../support/fixtures";
+import { pollUntil } from "../support/wait";
 
 async function faultHits(stack: ChildStack, orderId: string): Promise<number> {
   const faults = await stack.faults.list();
@@ -118,8 +119,18 @@ it("resumes after a SIGKILL mid-step: every order Processed, each effect applied
   // No alerts; every submitter hears "processed" (status messages are at least once: a replayed activity
   // may repeat one).
   expect(await stack.drain("alerts")).toEqual([]);
-  const statuses = (await stack.drain("status-demo")) as Array<{ orderId: string; status: string }>;
-  for (const order of orders) {
-    expect(statuses.some((s) => s.orderId === order.orderId && s.status === "processed")).toBe(true);
-  }
+  // Status messages are sent after the write they announce, and a drain takes what has arrived by then: read the
+  // queue until each order's "processed" is there.
+  const statuses: Array<{ orderId: string; status: string }> = [];
+  const unheard = () =>
+    orders.filter((o) => !statuses.some((s) => s.orderId === o.orderId && s.status === "processed"));
+  await pollUntil(
+    async () => {
+      statuses.push(...((await stack.drain("status-demo")) as typeof statuses));
+      return unheard();
+    },
+    (missing) => missing.length === 0,
+    (missing) => `no "processed" status for ${missing.map((o) => o.orderId).join(", ")}`,
+    { timeoutMs: 15_000, intervalMs: 100 },
+  );
 }, 120_000);
