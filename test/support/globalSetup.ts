@@ -47,6 +47,18 @@ function sources(): Map<string, string> {
   return places;
 }
 
+/** A TypeScript file as Node loads it (CommonJS), its types stripped. */
+export function transpile(file: string): string {
+  return ts.transpileModule(fs.readFileSync(file, "utf8"), {
+    compilerOptions: {
+      module: ts.ModuleKind.CommonJS,
+      target: ts.ScriptTarget.ES2022,
+      esModuleInterop: true,
+    },
+    fileName: file,
+  }).outputText;
+}
+
 /** The devhost CLI of a build: bin/devhost.js of the transpiled package. */
 export function devhostCliIn(buildDir: string): string {
   return path.join(buildDir, "devhost", "bin", "devhost.js");
@@ -73,15 +85,7 @@ export default function setup(project: TestProject): void {
       fs.copyFileSync(file, out);
       continue;
     }
-    const output = ts.transpileModule(fs.readFileSync(file, "utf8"), {
-      compilerOptions: {
-        module: ts.ModuleKind.CommonJS,
-        target: ts.ScriptTarget.ES2022,
-        esModuleInterop: true,
-      },
-      fileName: file,
-    });
-    fs.writeFileSync(out, output.outputText);
+    fs.writeFileSync(out, transpile(file));
   }
   try {
     fs.renameSync(staging, target);

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ConfigError, SETTING_NAMES, loadConfig } from "../../src/config";
+import { AGENT_NAMES } from "../../src/domain";
 
 const sample = JSON.parse(readFileSync("local.settings.sample.json", "utf8")) as {
   Values: Record<string, string>;
@@ -181,17 +182,16 @@ describe("config", () => {
         loadConfig({
           ...localEnv(),
           CHAOS_ENABLED: "true",
-          CHAOS_SERVICES: "payment, shipping",
+          // Two of the declared services, written with a space after the comma.
+          CHAOS_SERVICES: AGENT_NAMES.slice(0, 2).join(", "),
           CHAOS_LATENCY_RATE: "0.1",
           CHAOS_LATENCY_SECONDS: "40",
           CHAOS_FAULT_RATE: ".05",
         }).chaos,
-      ).toEqual({ services: ["payment", "shipping"], latencyRate: 0.1, latencyMs: 40_000, faultRate: 0.05 });
-      expect(loadConfig({ ...localEnv(), ...chaosOn, CHAOS_SERVICES: "*" }).chaos?.services).toEqual([
-        "inventory",
-        "payment",
-        "shipping",
-      ]);
+      ).toEqual({ services: AGENT_NAMES.slice(0, 2), latencyRate: 0.1, latencyMs: 40_000, faultRate: 0.05 });
+      expect(loadConfig({ ...localEnv(), ...chaosOn, CHAOS_SERVICES: "*" }).chaos?.services).toEqual(
+        AGENT_NAMES,
+      );
     });
 
     it("refuses a rate set without CHAOS_ENABLED=true, naming each", () => {
@@ -214,7 +214,7 @@ describe("config", () => {
       });
       expect(problems).toEqual([
         'CHAOS_ENABLED="yes": expected true or false',
-        'CHAOS_SERVICES="payment,billing": expected * or comma-separated services among inventory, payment, shipping',
+        `CHAOS_SERVICES="payment,billing": expected * or comma-separated services among ${AGENT_NAMES.join(", ")}`,
         'CHAOS_LATENCY_RATE="1.5": expected a share of attempts from 0 to 1, such as 0.05',
         'CHAOS_LATENCY_SECONDS="0": expected a number of seconds above 0 and at most 3600',
         'CHAOS_FAULT_RATE="-0.1": expected a share of attempts from 0 to 1, such as 0.05',

@@ -25,7 +25,11 @@ describe("GET /api/timings", () => {
       SUPERVISOR_PAGE_SIZE: 100,
       STARTER_SCHEDULE: "*/5 * * * * *",
     });
-    expect(body.inputs).toMatchObject({ supervisorIntervalSeconds: 15, starterIntervalSeconds: 5, steps: 3 });
+    expect(body.inputs).toMatchObject({
+      supervisorIntervalSeconds: 15,
+      starterIntervalSeconds: 5,
+      steps: orderWorkflowV1.steps.length,
+    });
     expect(body.figures).toEqual(timingBudget(body.inputs as Parameters<typeof timingBudget>[0]));
     expect(body.figures).toMatchObject({ recovery: { viaSweepSeconds: 90 } }); // 60 + 15 + 10 + 5
     expect(body.limits).toEqual({ maxBackoffSeconds: 3600, maxPagesPerSweep: 50 });
@@ -42,7 +46,9 @@ describe("GET /api/timings", () => {
       config: loadConfig(env),
       workflows: new WorkflowRegistry([orderWorkflowV1, longer]),
     });
-    expect((res.jsonBody as { inputs: { steps: number } }).inputs.steps).toBe(4);
+    expect((res.jsonBody as { inputs: { steps: number } }).inputs.steps).toBe(
+      orderWorkflowV1.steps.length + 1,
+    );
   });
 
   it("names a schedule whose period varies instead of inventing figures", () => {

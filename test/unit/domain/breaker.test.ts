@@ -46,7 +46,7 @@ describe("the shared circuit breaker", () => {
   });
 
   it("stays closed when all the failures are one order's: its payload, not the service, is at fault", () => {
-    const r = failCalls(closedBreaker("shipping", at(0)), ["POISON"], 50);
+    const r = failCalls(closedBreaker("payment", at(0)), ["POISON"], 50);
     expect(r).toMatchObject({ state: "closed", failures: 50, failingOrders: ["POISON"] });
     expect(unsentAlerts(r)).toEqual([]);
   });

@@ -4,7 +4,6 @@ import {
   MAX_ORCHESTRATION_TURNS,
   MAX_WORKFLOW_STEPS,
   WorkflowRegistry,
-  agentRequestQueue,
   orderWorkflowV1,
   withStepAfter,
   type WorkflowDefinition,
@@ -28,15 +27,6 @@ const orderWorkflowV2: WorkflowDefinition = {
 };
 
 describe("workflow definitions", () => {
-  it("defines order v1 as reserve → charge → book, each with its undo", () => {
-    expect(orderWorkflowV1.steps.map((s) => [s.agent, s.doOperation, s.undoOperation])).toEqual([
-      ["inventory", "reserve", "release"],
-      ["payment", "charge", "refund"],
-      ["shipping", "book", "cancel"],
-    ]);
-    expect(agentRequestQueue("payment")).toBe("payment-requests");
-  });
-
   it("builds request bodies from the immutable order, and undo bodies from what the success recorded", () => {
     const order = sampleOrder();
     const [reserve, charge, book] = orderWorkflowV1.steps;
