@@ -97,19 +97,22 @@ describe("chaos in the agent's pipeline", () => {
   });
 
   it("with a latency beyond the attempt timeout, times every attempt out before its call starts", async () => {
+    // The last step's service: any would do, and the chaos settings name it.
+    const last = orderWorkflowV1.steps.at(-1)!;
+    const service = last.agent as AgentName;
     const deps = stack.dependencies(
       {
         CHAOS_ENABLED: "true",
         CHAOS_LATENCY_RATE: "1",
         CHAOS_LATENCY_SECONDS: "20",
-        CHAOS_SERVICES: "shipping",
+        CHAOS_SERVICES: service,
       },
       { random: seededRandom(SEED) },
     );
     const log = recordingLog();
-    const req = await request("shipping");
+    const req = await request(service);
     const started = Date.now();
-    const outcome = await handleAgentRequest(deps, log, "shipping", req);
+    const outcome = await handleAgentRequest(deps, log, service, req);
     expect(outcome).toMatchObject({
       kind: "replied",
       calls: 3,
@@ -120,7 +123,9 @@ describe("chaos in the agent's pipeline", () => {
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(await ledgerFor(req.idempotencyKey)).toEqual([]);
     expect(chaosLines(log)).toHaveLength(3);
-    expect(chaosLines(log)[0]).toMatch(/^shipping: injected chaos \(latency 20 s\) before attempt 1 of book/);
+    expect(chaosLines(log)[0]).toMatch(
+      new RegExp(`^${service}: injected chaos \\(latency 20 s\\) before attempt 1 of ${last.doOperation}`),
+    );
     await drain(stack.bus, "agent-replies");
   });
 

@@ -94,8 +94,8 @@ describe("the shared circuit breaker", () => {
   });
 
   it("does not open for one order's failures", async () => {
-    await reset("shipping");
-    const [a] = twoInstances("shipping");
+    await reset("inventory");
+    const [a] = twoInstances("inventory");
     for (let i = 0; i < 20; i++) await a.onFailure("POISON", log);
     expect(await a.admit("POISON", log)).toEqual({ allowed: true });
     expect(await drain(stack.bus, "alerts")).toEqual([]);
@@ -148,16 +148,16 @@ describe("the shared circuit breaker", () => {
   });
 
   it("reports the failure of the call that opened the breaker, not the refusal of the retry after it", async () => {
-    await reset("shipping");
-    const [a] = twoInstances("shipping");
+    await reset("inventory");
+    const [a] = twoInstances("inventory");
     for (let i = 0; i < BREAKER.failureThreshold - 1; i++) await a.onFailure(`ORD-${i % 3}`, log);
     const fault = stack.emulators.simulatorUrl + "/_faults";
     await fetch(fault, {
       method: "POST",
-      body: JSON.stringify({ service: "shipping", kind: "transient", status: 503 }),
+      body: JSON.stringify({ service: "inventory", kind: "transient", status: 503 }),
     });
     try {
-      const client = new RemoteServiceClient(stack.emulators.simulatorUrl + "/shipping", {
+      const client = new RemoteServiceClient(stack.emulators.simulatorUrl + "/inventory", {
         maxAttempts: 3,
         attemptTimeoutMs: 500,
         initialBackoffMs: 10,
@@ -165,13 +165,10 @@ describe("the shared circuit breaker", () => {
         now: () => clock,
       });
       const outcome = await client.call(
-        "book",
+        "reserve",
+        { orderId: "ORD-S", items: [{ sku: "SKU-1", quantity: 1 }] },
         {
-          orderId: "ORD-S",
-          address: { line1: "1 Main St", city: "Berlin", postalCode: "10115", country: "DE" },
-        },
-        {
-          idempotencyKey: "ORD-S:bookShipping:do",
+          idempotencyKey: "ORD-S:reserveInventory:do",
           orderId: "ORD-S",
           log,
           deadline: new Date(clock.getTime() + 5000),

@@ -35,7 +35,7 @@ function countingGate(): CallGate & { failures: number; successes: number } {
 const log = { log() {}, warn() {}, error() {} };
 
 function client(
-  service: "inventory" | "payment" | "shipping",
+  service: "inventory" | "payment",
   overrides: Partial<ConstructorParameters<typeof RemoteServiceClient>[1]> = {},
 ) {
   return new RemoteServiceClient(sim.serviceUrls[service], {
@@ -109,14 +109,11 @@ describe("RemoteServiceClient", () => {
   });
 
   it("times out a slow attempt and starts no call after the deadline", async () => {
-    sim.injectFault({ service: "shipping", kind: "latency", latencyMs: 2_000, count: 10 });
+    sim.injectFault({ service: "inventory", kind: "latency", latencyMs: 2_000, count: 10 });
     const started = Date.now();
-    const outcome = await client("shipping", { attemptTimeoutMs: 150, maxAttempts: 10 }).call(
-      "book",
-      {
-        orderId: "ORD-E",
-        address: { line1: "1 Main St", city: "Berlin", postalCode: "10115", country: "DE" },
-      },
+    const outcome = await client("inventory", { attemptTimeoutMs: 150, maxAttempts: 10 }).call(
+      "reserve",
+      { orderId: "ORD-E", items: [{ sku: "SKU-1", quantity: 1 }] },
       { idempotencyKey: key(), orderId: "ORD", log, deadline: new Date(Date.now() + 400) },
     );
     expect(outcome).toMatchObject({ outcome: "transient" });

@@ -16,7 +16,7 @@ const orderWorkflowV2: WorkflowDefinition = {
     ...orderWorkflowV1.steps,
     {
       name: "notifyCustomer",
-      agent: "shipping",
+      agent: orderWorkflowV1.steps[0]!.agent,
       doOperation: "notify",
       undoOperation: "retract",
       doRequest: (order) => ({ orderId: order.orderId }),
