@@ -8,6 +8,29 @@ import { COSMOS_RULES, LOOKED_UP, PRICES, SERVICE_RULES, type Rate } from "./azu
 import { orderCost, type OrderCost } from "./costModel";
 import type { OrderProfile } from "./orderProfile";
 
+/**
+ * Per-order counts by name, the services' own queues (`<service>-requests`) or functions (`<service>Agent`) added
+ * up under that pattern: the figures stay true of the process, and the docs name no service the declaration may
+ * drop (test/unit/docs.test.ts).
+ */
+function byNameFoldingServices(
+  counts: Record<string, number>,
+  perService: RegExp,
+  pattern: string,
+  noun: string,
+): string {
+  const own = Object.entries(counts).filter(([name]) => perService.test(name));
+  const rest = Object.entries(counts).filter(([name]) => !perService.test(name));
+  const folded: [string, number][] =
+    own.length > 0
+      ? [[`\`${pattern}\` (${own.length} ${noun})`, own.reduce((sum, [, n]) => sum + n, 0)]]
+      : [];
+  return [...rest, ...folded]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, n]) => `${name} ${num(n, 2)}`)
+    .join(", ");
+}
+
 /** What results.json keeps of a run's cost: the measured profile, and the cost worked out from it then. */
 export interface CostEntry extends OrderCost {
   measuredOrderProfile: OrderProfile;
@@ -120,9 +143,12 @@ export function renderCostSection(entry: CostEntry, small: boolean): string {
       [
         [
           "sent, by queue",
-          Object.entries(p.bus.sentByQueuePerOrder)
-            .map(([q, n]) => `${q} ${num(n, 2)}`)
-            .join(", "),
+          byNameFoldingServices(
+            p.bus.sentByQueuePerOrder,
+            /^[a-z]+-requests$/,
+            "<service>-requests",
+            "queues",
+          ),
         ],
         [
           "message size, mean / largest",
@@ -141,10 +167,14 @@ export function renderCostSection(entry: CostEntry, small: boolean): string {
         ["external events raised", num(p.durable.eventsRaisedPerOrder, 2)],
         [
           "executions by function",
-          Object.entries(p.functions.executionsByFunctionPerOrder)
-            .filter(([, n]) => n >= 0.01)
-            .map(([f, n]) => `${f} ${num(n, 2)}`)
-            .join(", "),
+          byNameFoldingServices(
+            Object.fromEntries(
+              Object.entries(p.functions.executionsByFunctionPerOrder).filter(([, n]) => n >= 0.01),
+            ),
+            /^[a-z]+Agent$/,
+            "<service>Agent",
+            "functions",
+          ),
         ],
       ],
     ),

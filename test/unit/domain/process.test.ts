@@ -14,9 +14,10 @@ import {
   serviceUrlSetting,
   type ServiceDeclaration,
 } from "../../../src/domain";
+import { sampleOrder } from "../../support/domain";
 
 /**
- * The sample's process, step by step. This is the one test that states it: a fork that changes the declaration
+ * The sample's process, step by step. This file is the one that states it (here, and in the bodies below): a fork that changes the declaration
  * changes this table with it (docs/extending.md); every other test derives the steps from the declaration or runs
  * on a declaration of its own, like the rules' tests below.
  */
@@ -35,6 +36,28 @@ describe("the process declaration", () => {
     expect(AGENT_NAMES).toEqual([...new Set(orderWorkflowV1.steps.map((s) => s.agent))]);
     expect(agentNameSchema.options).toEqual(AGENT_NAMES);
     expect(checkProcess(SERVICES, orderWorkflowV1.steps)).toEqual([]);
+  });
+
+  it("builds the sample's request bodies from the immutable order, and undo bodies from what the success recorded", () => {
+    const order = sampleOrder();
+    const step = (name: string) => orderWorkflowV1.steps.find((s) => s.name === name)!;
+    expect(step("reserveInventory").doRequest(order)).toEqual({
+      orderId: "ORD-1001",
+      items: [{ sku: "SKU-1", quantity: 2 }],
+    });
+    expect(step("chargePayment").doRequest(order)).toEqual({
+      orderId: "ORD-1001",
+      amount: 19.98,
+      currency: "EUR",
+    });
+    expect(step("bookShipping").doRequest(order)).toMatchObject({ address: { city: "Berlin" } });
+    const charge = step("chargePayment");
+    const compensation = charge.compensationFrom({ orderId: "ORD-1001", chargeId: "CHG-1", amount: 19.98 });
+    expect(compensation).toEqual({ chargeId: "CHG-1" });
+    expect(charge.undoRequest(order, compensation)).toEqual({ orderId: "ORD-1001", chargeId: "CHG-1" });
+    // Outcome unknown (reply lost): the undo names the order only.
+    expect(charge.undoRequest(order, null)).toEqual({ orderId: "ORD-1001" });
+    expect(step("reserveInventory").compensationFrom("not an object")).toBeNull();
   });
 
   it("names each service's queue, URL setting and agent function by one rule", () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { AGENT_NAMES, serviceUrlSetting } from "../../../src/domain";
 import {
   loopbackUrlIn,
   planSimulator,
@@ -52,16 +53,16 @@ describe("settings that point at the simulator", () => {
   });
 
   it("say which settings one simulator cannot serve when they name different ports", async () => {
-    const env = {
-      INVENTORY_URL: "http://127.0.0.1:7190/inventory",
-      PAYMENT_URL: "http://127.0.0.1:7190/payment",
-      SHIPPING_URL: "http://127.0.0.1:7191/shipping",
-    };
+    // Every declared service at 7190 but the last, at 7191.
+    const odd = AGENT_NAMES.at(-1)!;
+    const env = Object.fromEntries(
+      AGENT_NAMES.map((s) => [serviceUrlSetting(s), `http://127.0.0.1:${s === odd ? 7191 : 7190}/${s}`]),
+    );
     expect(await planSimulator(env, () => Promise.resolve(false))).toEqual({
       start: true,
       port: 7190,
       note:
-        "remote services simulator: starting on 127.0.0.1:7190. Not served: SHIPPING_URL (port 7191): one " +
+        `remote services simulator: starting on 127.0.0.1:7190. Not served: ${serviceUrlSetting(odd)} (port 7191): one ` +
         "simulator serves every service, so point them all at one port.",
     });
   });
