@@ -5,6 +5,7 @@ export * from "./order";
 export * from "./services";
 export * from "./process";
 export * from "./workflow";
+export * from "./versions";
 export * from "./stateRecord";
 export * from "./messages";
 export * from "./replyCheck";

@@ -95,7 +95,7 @@ export function checkProcess(
     }
     const used = steps.filter((s) => s.agent === name);
     if (used.length === 0) {
-      problems.push(`${where}: service ${name} is declared but no step of orderWorkflowV1 calls it`);
+      problems.push(`${where}: service ${name} is declared but no step of ORDER_WORKFLOWS calls it`);
       continue;
     }
     for (const operation of service.operations) {

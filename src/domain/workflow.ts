@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Order } from "./order";
-import { SERVICES, orderWorkflowV1 } from "./process";
+import { ORDER_WORKFLOWS, SERVICES } from "./process";
 
 /** The declared services' names (src/domain/process.ts), in declaration order. */
 export type AgentName = keyof typeof SERVICES;
@@ -43,24 +43,6 @@ export const workflowRefSchema = z.strictObject({
   version: z.number().int().positive(),
 });
 export type WorkflowRef = z.infer<typeof workflowRefSchema>;
-
-/**
- * The steps of `base` with `step` inserted after the step named `after`: how a new version is built from an old
- * one (docs/architecture.md#versioning). Every step of `base` is taken, so a version built this way cannot lose one
- * of them, however `base` changes; it throws when `after` is not a step of `base` or `step`'s name is taken.
- */
-export function withStepAfter(
-  base: WorkflowDefinition,
-  after: string,
-  step: StepDefinition,
-): StepDefinition[] {
-  const names = base.steps.map((s) => s.name);
-  const at = names.indexOf(after);
-  const where = `${base.name} v${base.version}`;
-  if (at < 0) throw new Error(`${where} has no step ${after} (steps: ${names.join(", ")})`);
-  if (names.includes(step.name)) throw new Error(`${where} already has a step ${step.name}`);
-  return [...base.steps.slice(0, at + 1), step, ...base.steps.slice(at + 1)];
-}
 
 /**
  * How many dispatches one attempt's orchestration may make. An attempt dispatches each forward step at most once
@@ -115,4 +97,5 @@ export class WorkflowRegistry {
   }
 }
 
-export const defaultWorkflows = (): WorkflowRegistry => new WorkflowRegistry([orderWorkflowV1]);
+/** Every version the process declares (ORDER_WORKFLOWS in ./process). */
+export const defaultWorkflows = (): WorkflowRegistry => new WorkflowRegistry(ORDER_WORKFLOWS);

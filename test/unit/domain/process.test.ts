@@ -95,7 +95,7 @@ describe("the rules a declaration is held to at load", () => {
   it("refuses a service no step calls, and names the queues, settings and functions cannot carry", () => {
     const courier = { summary: "Delivers the parcel.", operations: ["book", "cancel"] };
     expect(checkProcess({ ...services, courier }, steps)).toEqual([
-      "src/domain/process.ts: service courier is declared but no step of orderWorkflowV1 calls it",
+      "src/domain/process.ts: service courier is declared but no step of ORDER_WORKFLOWS calls it",
     ]);
     const book = { name: "bookCourier", doOperation: "book", undoOperation: "cancel" };
     expect(

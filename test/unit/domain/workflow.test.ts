@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import {
   MAX_ORCHESTRATION_TURNS,
+  ORDER_WORKFLOWS,
+  defaultWorkflows,
   MAX_WORKFLOW_STEPS,
   WorkflowRegistry,
   orderWorkflowV1,
@@ -26,6 +28,12 @@ const orderWorkflowV2: WorkflowDefinition = {
 };
 
 describe("workflow definitions", () => {
+  it("registers every version the declaration lists (ORDER_WORKFLOWS), the newest for new orders", () => {
+    const registry = defaultWorkflows();
+    expect(registry.list()).toEqual([...ORDER_WORKFLOWS]);
+    expect(registry.latest("order")).toBe(ORDER_WORKFLOWS.at(-1));
+  });
+
   it("runs v2 beside v1: new orders get the newest, records in flight keep theirs", () => {
     const registry = new WorkflowRegistry([orderWorkflowV1]);
     registry.register(orderWorkflowV2);

@@ -1,7 +1,7 @@
 // The order app as a later build would ship it: the same functions, plus workflow "order" v2 registered at
 // start-up. v2 = v1 with one more step, reservePackaging (a shipping box reserved on the inventory service),
 // right after chargePayment (in the sample, before bookShipping); every other step is v1's, taken from v1 itself
-// (withStepAfter, src/domain/workflow.ts), so a step added to v1 is in v2 too.
+// (withStepAfter, src/domain/versions.ts), so a step added to v1 is in v2 too.
 // The e2e versioning test loads it with the devhost after the plain app (v1 only) has run on the same data
 // directory. ORDER_APP_ENTRY (set by test/support/e2eChild.ts) names the
 // transpiled app entry; its modules are the app's own, so the registry is the one the functions use.
