@@ -16,10 +16,10 @@ import {
   type AgentRequest,
   type StateRecord,
 } from "../domain";
-import type { RemoteOutcome } from "../services/remoteService";
-import type { Logger } from "../services/logger";
-import { QUEUES } from "../services/serviceBus";
-import { annotate } from "../services/tracing";
+import type { RemoteOutcome } from "../remote/remoteService";
+import type { Logger } from "../telemetry/logger";
+import { QUEUES } from "../messaging/serviceBus";
+import { annotate } from "../telemetry/tracing";
 
 /** What the Scheduler puts in a request's payload: the remote operation and its JSON body. */
 const payloadSchema = z.strictObject({

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { isoTimestamp, orderIdSchema, orderSchema, processStateSchema, statusMessageSchema } from "../domain";
-import { orderDocumentSchema } from "../services/orderStore";
+import { orderDocumentSchema } from "../store/orderStore";
 import { bulkActionBody, bulkAnswerSchema } from "./bulk";
 import { orchestrationStatusSchema } from "./orchestration";
 import {

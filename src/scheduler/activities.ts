@@ -37,10 +37,10 @@ import {
   type StepKind,
   type TransitionResult,
 } from "../domain";
-import { sendDecidedAlert } from "../services/decidedAlerts";
-import type { Logger } from "../services/logger";
-import { QUEUES } from "../services/serviceBus";
-import type { StoreOutcome } from "../services/stateStore";
+import { sendDecidedAlert } from "../messaging/decidedAlerts";
+import type { Logger } from "../telemetry/logger";
+import { QUEUES } from "../messaging/serviceBus";
+import type { StoreOutcome } from "../store/stateStore";
 
 export interface AttemptInput {
   orderId: string;

@@ -1,7 +1,7 @@
 import type { Dependencies } from "../app/dependencies";
 import { orderSchema, type Order } from "../domain";
-import type { Logger } from "../services/logger";
-import type { OrderDocument } from "../services/orderStore";
+import type { Logger } from "../telemetry/logger";
+import type { OrderDocument } from "../store/orderStore";
 import { recordSubmission } from "../submission/submit";
 
 /**

@@ -20,7 +20,7 @@ import {
   renderStateDiagram,
   renderTransitionTable,
 } from "../../src/domain";
-import { QUEUES } from "../../src/services/serviceBus";
+import { QUEUES } from "../../src/messaging/serviceBus";
 import { azureTuningDefaults, queuePollingSeconds } from "../support/azureDefaults";
 import { schedulerActivities } from "../../src/scheduler/activities";
 import { SCHEDULER_ORCHESTRATION } from "../../src/scheduler/orchestration";
