@@ -11,6 +11,7 @@ import {
   MAX_RESULT_BYTES,
   validate,
   validateBody,
+  QUEUES,
   type AgentName,
   type AgentReply,
   type AgentRequest,
@@ -18,7 +19,6 @@ import {
 } from "../domain";
 import type { RemoteOutcome } from "../remote/remoteService";
 import type { Logger } from "../telemetry/logger";
-import { QUEUES } from "../messaging/serviceBus";
 import { annotate } from "../telemetry/tracing";
 
 /** What the Scheduler puts in a request's payload: the remote operation and its JSON body. */

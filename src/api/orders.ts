@@ -13,12 +13,12 @@ import {
   statusMessageSchema,
   submissionMessageId,
   validateBody,
+  QUEUES,
+  orderDocumentSchema,
   type StateRecord,
   type TransitionResult,
 } from "../domain";
 import { statusMessagesFromHistory } from "../domain/statusMessages";
-import { orderDocumentSchema } from "../store/orderStore";
-import { QUEUES } from "../messaging/serviceBus";
 import { validateOrder } from "../submission/submit";
 import { continuationParam, encodeContinuation, listLimit, routeOrderId, stateFilter } from "./params";
 import type { Logger } from "../telemetry/logger";

@@ -1,6 +1,6 @@
 import type { CosmosClient } from "@azure/cosmos";
 import type { ServiceBusClient } from "@azure/service-bus";
-import { QUEUES } from "../messaging/serviceBus";
+import { QUEUES } from "../domain";
 
 /**
  * How long the health check waits for each dependency: a probe (a load balancer, a monitor) wants an answer now,

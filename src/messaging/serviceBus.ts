@@ -6,6 +6,7 @@ import {
   AGENT_NAMES,
   agentRequestQueue,
   alertSchema,
+  QUEUES,
   statusMessageSchema,
   type Alert,
   type StatusMessage,
@@ -63,16 +64,6 @@ function slowSend(queue: string): Error {
 /** Service Bus limits a MessageId to 128 characters, and an application property value is kept short. */
 const MAX_MESSAGE_ID = 128;
 const MAX_DESCRIPTION = 4096;
-
-/** The queues the app sends to besides the agent request queues and the status queues. */
-export const QUEUES = {
-  orders: "orders",
-  agentReplies: "agent-replies",
-  alerts: "alerts",
-  rejected: "rejected-messages",
-  /** The Supervisor's recovery queue: one notice per step that passed its deadline unanswered. */
-  deadlines: "deadlines",
-} as const;
 
 const ORDER_PATH_QUEUES: ReadonlySet<string> = new Set([
   QUEUES.orders,

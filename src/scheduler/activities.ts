@@ -23,6 +23,7 @@ import {
   outageOutlasted,
   parkForOutage,
   unchanged,
+  QUEUES,
   type ParkContext,
   nextUndoIndex,
   processed,
@@ -39,7 +40,6 @@ import {
 } from "../domain";
 import { sendDecidedAlert } from "../messaging/decidedAlerts";
 import type { Logger } from "../telemetry/logger";
-import { QUEUES } from "../messaging/serviceBus";
 import type { StoreOutcome } from "../store/stateStore";
 
 export interface AttemptInput {

@@ -1,15 +1,6 @@
 import type { Container } from "@azure/cosmos";
-import { z } from "zod";
-import { isoTimestamp, orderFingerprint, orderSchema, type Order } from "../domain";
+import { orderFingerprint, type Order, type OrderDocument } from "../domain";
 import { cosmosStatus } from "./cosmosErrors";
-
-/** The orders DB document: the immutable order as submitted, keyed by orderId (GET /api/orders/{orderId} shows it). */
-export const orderDocumentSchema = orderSchema.safeExtend({
-  id: z.string().min(1),
-  fingerprint: z.string().min(1).describe("orderFingerprint: a resubmission must match it"),
-  submittedAt: isoTimestamp,
-});
-export type OrderDocument = z.infer<typeof orderDocumentSchema>;
 
 /** Where an order document stands in the order of submission: what the Supervisor's check of submissions pages by. */
 export interface SubmittedOrder {

@@ -13,6 +13,7 @@ import {
   renderLatencyBudget,
   stepLatencyBudget,
   PROCESS_STATES,
+  QUEUES,
   STATUS_VALUES,
   agentFunctionName,
   agentRequestQueue,
@@ -20,7 +21,6 @@ import {
   renderStateDiagram,
   renderTransitionTable,
 } from "../../src/domain";
-import { QUEUES } from "../../src/messaging/serviceBus";
 import { azureTuningDefaults, queuePollingSeconds } from "../support/azureDefaults";
 import { schedulerActivities } from "../../src/scheduler/activities";
 import { SCHEDULER_ORCHESTRATION } from "../../src/scheduler/orchestration";

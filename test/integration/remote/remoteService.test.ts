@@ -1,7 +1,7 @@
 /**
  * The agents' remote call through cockatiel against the simulator over real HTTP: classification, retries inside
  * the deadline, and idempotent replays after a lost response. The shared circuit breaker, which needs the state
- * store, has its own tests (breaker.test.ts); here every call is let through and counted.
+ * store, has its own tests (sharedBreaker.test.ts); here every call is let through and counted.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { RemoteServiceClient, type CallGate } from "../../../src/remote/remoteService";
