@@ -6,7 +6,7 @@
  * set up next, before any function module (or Azure SDK) loads, so that what instruments them sees them load.
  */
 import { getConfig } from "./config";
-import { setupTelemetry } from "./services/telemetry";
+import { setupTelemetry } from "./telemetry/telemetry";
 
 setupTelemetry(getConfig().telemetry);
 

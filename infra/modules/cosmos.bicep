@@ -74,7 +74,7 @@ resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2025-04-15
 // indexingPolicy }. Every container is partitioned on /orderId and indexes everything but _etag; the state
 // container's composite indexes serve the ORDER BY of each query the app runs on it. Cosmos DB uses a
 // composite index for `WHERE a = ... ORDER BY b` only when the ORDER BY names `a` first, so each query
-// sorts by the processState it filters on, then by its own field (src/services/stateStore.ts,
+// sorts by the processState it filters on, then by its own field (src/store/stateStore.ts,
 // STATE_QUERIES; a unit test checks every sorted query against these indexes):
 //   starter     WHERE processState IN ('Pending','CompensationPending') AND lockedBy = null
 //               AND retryAt <= @now ORDER BY processState, createdAt         (processState, createdAt)

@@ -11,15 +11,15 @@ import {
   MAX_RESULT_BYTES,
   validate,
   validateBody,
+  QUEUES,
   type AgentName,
   type AgentReply,
   type AgentRequest,
   type StateRecord,
 } from "../domain";
-import type { RemoteOutcome } from "../services/remoteService";
-import type { Logger } from "../services/logger";
-import { QUEUES } from "../services/serviceBus";
-import { annotate } from "../services/tracing";
+import type { RemoteOutcome } from "../remote/remoteService";
+import type { Logger } from "../telemetry/logger";
+import { annotate } from "../telemetry/tracing";
 
 /** What the Scheduler puts in a request's payload: the remote operation and its JSON body. */
 const payloadSchema = z.strictObject({

@@ -1,6 +1,12 @@
 import { z } from "zod";
-import { isoTimestamp, orderIdSchema, orderSchema, processStateSchema, statusMessageSchema } from "../domain";
-import { orderDocumentSchema } from "../services/orderStore";
+import {
+  isoTimestamp,
+  orderDocumentSchema,
+  orderIdSchema,
+  orderSchema,
+  processStateSchema,
+  statusMessageSchema,
+} from "../domain";
 import { bulkActionBody, bulkAnswerSchema } from "./bulk";
 import { orchestrationStatusSchema } from "./orchestration";
 import {

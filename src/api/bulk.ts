@@ -11,8 +11,8 @@ import {
   type StateRecord,
   type TransitionResult,
 } from "../domain";
-import type { Logger } from "../services/logger";
-import type { RecordFilter, StateStore } from "../services/stateStore";
+import type { Logger } from "../telemetry/logger";
+import type { RecordFilter, StateStore } from "../store/stateStore";
 import { operatorDecision, operatorReason, RETRY_AFTER_SECONDS, type OperatorAction } from "./orders";
 import { decodeContinuation, encodeContinuation } from "./params";
 import { auditName, type Principal } from "./principal";

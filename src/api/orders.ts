@@ -13,17 +13,17 @@ import {
   statusMessageSchema,
   submissionMessageId,
   validateBody,
+  QUEUES,
+  orderDocumentSchema,
   type StateRecord,
   type TransitionResult,
 } from "../domain";
 import { statusMessagesFromHistory } from "../domain/statusMessages";
-import { orderDocumentSchema } from "../services/orderStore";
-import { QUEUES } from "../services/serviceBus";
 import { validateOrder } from "../submission/submit";
 import { continuationParam, encodeContinuation, listLimit, routeOrderId, stateFilter } from "./params";
-import type { Logger } from "../services/logger";
+import type { Logger } from "../telemetry/logger";
 import { auditName, type Principal } from "./principal";
-import { describeInfraError, isTransientInfraError } from "../services/infraResilience";
+import { describeInfraError, isTransientInfraError } from "../resilience/infraResilience";
 import { json, problem, problemSchema, readJsonBody, withoutStoreFields } from "./responses";
 
 /** Seconds a client should wait after a 429: about one starter period, when capacity may have freed up. */

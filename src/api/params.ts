@@ -1,7 +1,7 @@
 import type { HttpRequest } from "@azure/functions";
 import { z } from "zod";
 import { isoTimestamp, ORDER_ID_PATTERN, ORDER_ID_RULE, processStateSchema, quoteValue } from "../domain";
-import type { ListPosition } from "../services/stateStore";
+import type { ListPosition } from "../store/stateStore";
 import type { ProcessState } from "../domain";
 
 /** A parameter read from a route or a query string: its value, or the 400 message that names the problem. */

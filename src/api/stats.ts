@@ -9,8 +9,8 @@ import {
   processStateSchema,
   unavailableUntil,
 } from "../domain";
-import { DEPENDENCIES, type Dependency } from "../services/health";
-import type { Logger } from "../services/logger";
+import { DEPENDENCIES, type Dependency } from "../app/health";
+import type { Logger } from "../telemetry/logger";
 import { json } from "./responses";
 
 const count = z.int().nonnegative();

@@ -4,8 +4,8 @@ import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { z } from "zod";
 import type { Dependencies } from "../app/dependencies";
 import { isoTimestamp, orderIdSchema, parseTraceparent } from "../domain";
-import type { TraceBuffer } from "../services/traceBuffer";
-import { FUNCTION_ATTRIBUTE } from "../services/tracing";
+import type { TraceBuffer } from "../telemetry/traceBuffer";
+import { FUNCTION_ATTRIBUTE } from "../telemetry/tracing";
 import { routeOrderId } from "./params";
 import { json, problem } from "./responses";
 

@@ -1,20 +1,20 @@
 import { getConfig, type AppConfig } from "../config";
-import { AdmissionSlots } from "../services/admission";
+import { AdmissionSlots } from "../coordination/admissionShards";
 import { defaultWorkflows, type AgentName, type WorkflowRegistry } from "../domain";
-import { cosmosContainers } from "../services/cosmos";
-import { HealthProbe } from "../services/health";
-import { LeaseManager } from "../services/lease";
-import { Notifications } from "../services/notifications";
-import { OrderStore } from "../services/orderStore";
-import { BacklogGauge } from "../services/backlog";
-import { ServiceBreaker } from "../services/breaker";
-import { holdsSupervisorLease, observeOrdersPerState, recordStateWrite } from "../services/metrics";
-import { ChaosInjector } from "../services/chaos";
-import { Checkpoint } from "../services/checkpoint";
-import { InfraFaults } from "../services/infraFaults";
-import { RemoteServiceClient } from "../services/remoteService";
-import { Messaging, createServiceBusClient } from "../services/serviceBus";
-import { StateStore } from "../services/stateStore";
+import { cosmosContainers } from "../store/cosmos";
+import { HealthProbe } from "./health";
+import { LeaseManager } from "../coordination/supervisorLease";
+import { Notifications } from "../messaging/notifications";
+import { OrderStore } from "../store/orderStore";
+import { BacklogGauge } from "../coordination/backlog";
+import { ServiceBreaker } from "../remote/sharedBreaker";
+import { holdsSupervisorLease, observeOrdersPerState, recordStateWrite } from "../telemetry/metrics";
+import { ChaosInjector } from "../remote/chaosInjector";
+import { Checkpoint } from "../store/checkpoint";
+import { InfraFaults } from "../resilience/infraFaultLog";
+import { RemoteServiceClient } from "../remote/remoteService";
+import { Messaging, createServiceBusClient } from "../messaging/serviceBus";
+import { StateStore } from "../store/stateStore";
 import { SUBMISSION_CHECK } from "../supervisor/submissions";
 import { appWorkflows } from "./workflows";
 
@@ -73,7 +73,7 @@ export function createDependencies(
   const remotes = new Map<AgentName, RemoteServiceClient>();
   const breakers = new Map<AgentName, ServiceBreaker>();
   // The store gives an attempt's place back after each write that ends its lock; a give-back that fails is
-  // logged and left to the shard's check (src/services/admission.ts): the state write itself has landed.
+  // logged and left to the shard's check (src/coordination/admissionShards.ts): the state write itself has landed.
   const states: StateStore = new StateStore(
     containers.state,
     async (before) => {

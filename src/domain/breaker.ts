@@ -1,7 +1,7 @@
 /**
  * The circuit breaker of one remote service, shared by every instance of the app: one small record per service
- * in the `leases` container, written with a conditional replace like a lease. Pure functions here decide; the
- * service layer (src/services/breaker.ts) reads, writes and sends the alerts they decide.
+ * in the `leases` container, written with a conditional replace like a lease. Pure functions here decide; its
+ * adapter, src/remote/sharedBreaker.ts, reads, writes and sends the alerts they decide.
  *
  * closed ──(BREAKER.failureThreshold consecutive failed calls, from at least BREAKER.distinctOrders orders)──▶ open
  * open ──(retryAt reached: the first call takes the probe)──▶ halfOpen

@@ -3,7 +3,7 @@
  * so that the agents' retries, attempt timeouts, deadlines and the shared circuit breaker, and then the
  * Scheduler and the Supervisor, meet a slow or failing service in a real deployment (docs/chaos.md, "Chaos in
  * staging"). The CHAOS_* settings (src/config.ts) say what to inject; this module decides, per attempt, from a
- * random source the caller gives; src/services/chaos.ts injects and reports.
+ * random source the caller gives; src/remote/chaosInjector.ts injects and reports.
  */
 import type { AgentName } from "./workflow";
 

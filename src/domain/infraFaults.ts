@@ -1,6 +1,6 @@
 /**
  * Faults of the app's own infrastructure, the state store and the bus, as the instances saw them (each fault that
- * got past the retries inside a call: services/infraResilience.ts). They matter to the Supervisor: an attempt that
+ * got past the retries inside a call: src/resilience/infraResilience.ts). They matter to the Supervisor: an attempt that
  * expired while the app could not send its requests or record the answers did not fail because of the order or
  * its services, so, like an attempt that met a downstream outage (transitions/outage.ts), it does not count
  * against the order's failures, for at most OUTAGE_MAX_SECONDS. Faults close together (less than

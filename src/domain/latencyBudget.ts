@@ -7,7 +7,7 @@
 
 import { ACTIVITY_RETRY_WAIT_MS } from "./retryBudget";
 
-/** How the remote-service client backs off between attempts (services/remoteService.ts uses these). */
+/** How the remote-service client backs off between attempts (remote/remoteService.ts uses these). */
 export const AGENT_BACKOFF = { initialMs: 200, maxMs: 2_000 } as const;
 
 /** Documented worst cases of the hops the app cannot shorten itself, in seconds. */

@@ -13,6 +13,19 @@ import { isoTimestamp, MAX_REASON_LENGTH, quoteValue } from "./validation";
 import { SERVICE_ALERT_KINDS } from "./breaker";
 import { agentNameSchema } from "./workflow";
 
+/**
+ * The queues the app sends to besides the agent request queues (agentRequestQueue) and the status queues
+ * (STATUS_QUEUES): names of the contract (docs/contract.md#queues), which the roles name as they send.
+ */
+export const QUEUES = {
+  orders: "orders",
+  agentReplies: "agent-replies",
+  alerts: "alerts",
+  rejected: "rejected-messages",
+  /** The Supervisor's recovery queue: one notice per step that passed its deadline unanswered. */
+  deadlines: "deadlines",
+} as const;
+
 /** Largest agent result (JSON) a reply may carry: it is stored in the state record, which must stay small. */
 export const MAX_RESULT_BYTES = 16_384;
 /** Longest error message a reply may carry; an agent shortens a remote service's message to fit. */

@@ -3,7 +3,7 @@ import countries from "i18n-iso-countries";
 import { z } from "zod";
 import { currencyMinorUnits, isActiveCurrency } from "./currencies";
 import { ORDER_ID_PATTERN, ORDER_ID_RULE } from "./ids";
-import { escapeText, quoteValue } from "./validation";
+import { escapeText, isoTimestamp, quoteValue } from "./validation";
 
 /** The first few unknown field names (the sender's text, so escaped), and how many more: a body may carry thousands. */
 const namesOf = (keys: string[]): string => {
@@ -193,6 +193,17 @@ export const orderSchema = z
 
 export type Order = z.infer<typeof orderSchema>;
 export type OrderItem = z.infer<typeof orderItemSchema>;
+
+/**
+ * The orders DB document: the immutable order as submitted, keyed by orderId (GET /api/orders/{orderId} shows it);
+ * src/store/orderStore.ts writes and reads it.
+ */
+export const orderDocumentSchema = orderSchema.safeExtend({
+  id: z.string().min(1),
+  fingerprint: z.string().min(1).describe("orderFingerprint: a resubmission must match it"),
+  submittedAt: isoTimestamp,
+});
+export type OrderDocument = z.infer<typeof orderDocumentSchema>;
 
 /** The immutable business data of an order: everything but the routing field `replyTo`. */
 export function immutableOrderData(order: Order): Omit<Order, "replyTo"> {

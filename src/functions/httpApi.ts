@@ -16,7 +16,7 @@ import type { Principal, Role } from "../api/principal";
 import { healthRequest, statsRequest } from "../api/stats";
 import { timingsRequest } from "../api/timings";
 import { orderTraceRequest } from "../api/trace";
-import { currentTelemetry } from "../services/telemetry";
+import { currentTelemetry } from "../telemetry/telemetry";
 import { attemptClient, startAttemptWith } from "../scheduler/durableClient";
 import { requestClaimRound } from "../scheduler/starter";
 import { namedInvocation, tracedRequest } from "./traced";

@@ -1,7 +1,7 @@
 import type { InvocationContext } from "@azure/functions";
 import type { Dependencies } from "../app/dependencies";
 import { boundedText, MAX_REASON_LENGTH } from "../domain";
-import type { RejectedMessage } from "../services/serviceBus";
+import type { RejectedMessage } from "../messaging/serviceBus";
 
 /**
  * What a trigger does with a message that can never be accepted (invalid, conflicting, or answering no request):

@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
 import type { InvocationContext } from "@azure/functions";
 import type { Dependencies } from "../app/dependencies";
-import { describeInfraError, infraPartOf, isTransientInfraError } from "../services/infraResilience";
+import { describeInfraError, infraPartOf, isTransientInfraError } from "../resilience/infraResilience";
 
 /**
  * A queue trigger's message that met a fault of the app's own store or bus (past the retries inside each call:
- * services/infraResilience.ts) is put back on its queue for later, not abandoned. Abandoned, the broker would
+ * resilience/infraResilience.ts) is put back on its queue for later, not abandoned. Abandoned, the broker would
  * redeliver it at once, five times in well under a second, and then dead-letter it with
  * MaxDeliveryCountExceeded: a few seconds of 503s would lose an accepted order. The copy is scheduled after a
  * growing delay and carries how often it was put back; the original is then completed. Should the bus refuse the

@@ -5,7 +5,7 @@ import { freesPlace, schedulerActivities, type SchedulerDependencies } from "../
 import { startAttemptWith } from "../scheduler/durableClient";
 import { requestClaimRound } from "../scheduler/starter";
 import { SCHEDULER_ORCHESTRATION, schedulerOrchestration } from "../scheduler/orchestration";
-import type { Logger } from "../services/logger";
+import type { Logger } from "../telemetry/logger";
 import { tracedActivity } from "./traced";
 
 type AnyActivity = (

@@ -1,7 +1,7 @@
 import type { HttpRequest, HttpResponseInit, InvocationContext } from "@azure/functions";
 import { trace, type Attributes, type Link } from "@opentelemetry/api";
 import { messageTraceParent, ORDER_ID_PATTERN, parseTraceparent } from "../domain";
-import { carry, contextOf, failed, inSpan, remoteContext, SpanKind } from "../services/tracing";
+import { carry, contextOf, failed, inSpan, remoteContext, SpanKind } from "../telemetry/tracing";
 
 /**
  * The span of each invocation that carries an order's trace (docs/operations.md#tracing): a message's
@@ -9,7 +9,7 @@ import { carry, contextOf, failed, inSpan, remoteContext, SpanKind } from "../se
  * activity's input brought; a missing or malformed one starts a new trace, and never fails the invocation. The
  * host's own span of the invocation (InvocationContext.traceContext; the Functions host makes one in Azure) is
  * linked, so Application Insights leads from the host's request to the order's trace. The invocation's context
- * carries its span from then on (services/tracing.ts): what the handler does with it joins the span.
+ * carries its span from then on (telemetry/tracing.ts): what the handler does with it joins the span.
  */
 
 function invocationAttributes(context: InvocationContext, trigger: string): Attributes {

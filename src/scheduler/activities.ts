@@ -23,6 +23,7 @@ import {
   outageOutlasted,
   parkForOutage,
   unchanged,
+  QUEUES,
   type ParkContext,
   nextUndoIndex,
   processed,
@@ -37,10 +38,9 @@ import {
   type StepKind,
   type TransitionResult,
 } from "../domain";
-import { sendDecidedAlert } from "../services/decidedAlerts";
-import type { Logger } from "../services/logger";
-import { QUEUES } from "../services/serviceBus";
-import type { StoreOutcome } from "../services/stateStore";
+import { sendDecidedAlert } from "../messaging/decidedAlerts";
+import type { Logger } from "../telemetry/logger";
+import type { StoreOutcome } from "../store/stateStore";
 
 export interface AttemptInput {
   orderId: string;

@@ -1,7 +1,7 @@
 import type { Dependencies } from "../app/dependencies";
 import { agentReplySchema, checkReply, ORDER_ID_PATTERN, validateBody } from "../domain";
-import type { Logger } from "../services/logger";
-import { annotate } from "../services/tracing";
+import type { Logger } from "../telemetry/logger";
+import { annotate } from "../telemetry/tracing";
 import type { AttemptClient } from "./durableClient";
 
 export type RouteOutcome =

@@ -13,8 +13,8 @@ import {
   type BreakerRecord,
   type StateRecord,
 } from "../domain";
-import type { Logger } from "../services/logger";
-import { contextOf, inSpan, SpanKind, traceparentOf } from "../services/tracing";
+import type { Logger } from "../telemetry/logger";
+import { contextOf, inSpan, SpanKind, traceparentOf } from "../telemetry/tracing";
 import { RoundCoalescer } from "./roundCoalescer";
 
 /**
@@ -42,7 +42,7 @@ function nextService(record: StateRecord): AgentName | undefined {
 /**
  * Claims due Pending / CompensationPending records, oldest first, and starts one orchestration per claim, never
  * letting Processing + Compensating exceed MAX_IN_FLIGHT (admission control towards the remote services). Each
- * claim first takes a place in an admission shard (src/services/admission.ts): rounds on any number of instances
+ * claim first takes a place in an admission shard (src/coordination/admissionShards.ts): rounds on any number of instances
  * run at once, and a place can be spent once only, since it is taken by conditional write before the record is.
  * A claim that does not land gives its place back. A claim whose start is lost (crash between claim and startNew)
  * keeps its place until the Supervisor expires it at its claim deadline, and that write gives it back.

@@ -10,9 +10,9 @@ import {
   type Order,
   type StateRecord,
 } from "../domain";
-import type { Logger } from "../services/logger";
-import type { Notifications } from "../services/notifications";
-import { annotate, spanOf, traceparentOf } from "../services/tracing";
+import type { Logger } from "../telemetry/logger";
+import type { Notifications } from "../messaging/notifications";
+import { annotate, spanOf, traceparentOf } from "../telemetry/tracing";
 
 export type SubmissionOutcome =
   | { kind: "accepted"; created: boolean; record: StateRecord }

@@ -1,7 +1,7 @@
 import type { Dependencies } from "../app/dependencies";
 import { deadlineMessageSchema, ORDER_ID_PATTERN, validateBody, type ProcessState } from "../domain";
-import type { Logger } from "../services/logger";
-import { annotate } from "../services/tracing";
+import type { Logger } from "../telemetry/logger";
+import { annotate } from "../telemetry/tracing";
 import { expireAttempt } from "./sweep";
 
 export type DeadlineOutcome =

@@ -1,7 +1,6 @@
 import type { Dependencies } from "../app/dependencies";
-import { orderSchema, type Order } from "../domain";
-import type { Logger } from "../services/logger";
-import type { OrderDocument } from "../services/orderStore";
+import { orderSchema, type Order, type OrderDocument } from "../domain";
+import type { Logger } from "../telemetry/logger";
 import { recordSubmission } from "../submission/submit";
 
 /**

@@ -9,11 +9,11 @@ import {
   type ProcessState,
   type StateRecord,
 } from "../domain";
-import { sendDecidedAlert } from "../services/decidedAlerts";
+import { sendDecidedAlert } from "../messaging/decidedAlerts";
 import { checkSubmissions } from "./submissions";
-import type { Logger } from "../services/logger";
-import { noteSupervisorLease, recordRecovery } from "../services/metrics";
-import { contextOf, inSpan, spanLogger, SpanKind } from "../services/tracing";
+import type { Logger } from "../telemetry/logger";
+import { noteSupervisorLease, recordRecovery } from "../telemetry/metrics";
+import { contextOf, inSpan, spanLogger, SpanKind } from "../telemetry/tracing";
 
 export interface SweepReport {
   leader: boolean;

@@ -14,7 +14,7 @@ import { encodeClientPrincipal, type ClientPrincipal } from "devhost/auth";
 import { createDependencies } from "../../src/app/dependencies";
 import { loadConfig } from "../../src/config";
 import { orderWorkflowV1 } from "../../src/domain";
-import { BACKLOG_CACHE_MS } from "../../src/services/backlog";
+import { BACKLOG_CACHE_MS } from "../../src/coordination/backlog";
 import { pendingRecord, sampleOrder } from "../support/domain";
 import { e2eOrder, type E2E, submitWithFaults } from "../support/e2e";
 import { e2eTest } from "../support/fixtures";

@@ -9,7 +9,7 @@ import { CosmosClient } from "@azure/cosmos";
 import { EMULATOR_KEY } from "devhost/emulators";
 import { expect, vi } from "vitest";
 import { breakerRecordId, breakerRecordSchema, computeRetryBudget, type StateRecord } from "../../src/domain";
-import { CONTAINERS } from "../../src/services/cosmos";
+import { CONTAINERS } from "../../src/store/cosmos";
 import { sampleSettings } from "../../tools/repository";
 import { E2E_SETTINGS, e2eOrder, forOrder } from "../support/e2e";
 import { e2eTest } from "../support/fixtures";

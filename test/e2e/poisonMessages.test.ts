@@ -7,7 +7,7 @@
 import { expect } from "vitest";
 import { e2eOrder, peekAll, sendToQueue, waitForRejected, type E2E } from "../support/e2e";
 import { e2eTest } from "../support/fixtures";
-import { jsonText } from "../../src/services/jsonText";
+import { jsonText } from "../../src/messaging/jsonText";
 
 const it = e2eTest();
 

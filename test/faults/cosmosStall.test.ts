@@ -1,14 +1,14 @@
 /**
  * Fault-injection suite (docs/failure-catalogue.md, "The app's own store and bus"): requests to the Cosmos DB
  * stand-in that get no answer at all, neither a status nor a reset (a half-open connection), with orders in flight.
- * Only the app's own timeout ends such a request (5 s a try, then it is tried again: src/services/storeHttpClient.ts).
+ * Only the app's own timeout ends such a request (5 s a try, then it is tried again: src/store/storeHttpClient.ts).
  * First every query stalls: the front door's Pending count, the starter's claims, the Supervisor's sweep. Then
  * every write stalls after it reached the store, so the app sees a timeout for a write that landed and its retry
  * meets its own write (409 on a create, 412 on a replace).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BACKLOG_WAIT_MS } from "../../src/services/backlog";
-import { STORE_CALLS } from "../../src/services/infraResilience";
+import { BACKLOG_WAIT_MS } from "../../src/coordination/backlog";
+import { STORE_CALLS } from "../../src/resilience/infraResilience";
 import { startE2E, type E2E } from "../support/e2e";
 import { isOperation, type ArmedRule } from "../support/faultProxy";
 import { alternate, FaultRun, type OrderKind } from "../support/faultSuite";

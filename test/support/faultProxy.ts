@@ -9,7 +9,7 @@
  *   retries it itself, 9 times and 30 s of waits at most, waiting what the header asks; a rule with a larger
  *   count, or a duration, is throttling that outlasts the SDK's retries and reaches the app.
  * - 503 ServiceUnavailable (substatus 21008): a partition moving (split, migration) or a regional failover under
- *   way. With endpoint discovery off (plain http, as src/services/cosmos.ts sets it) the SDK does not retry it.
+ *   way. With endpoint discovery off (plain http, as src/store/cosmos.ts sets it) the SDK does not retry it.
  * - 408 RequestTimeout: the service gave up on the request within its own time limit. Not retried by the SDK.
  * - 449 RetryWith: another write to the same resource was in progress. @azure/cosmos 4.9 has no policy for it
  *   (its status table names it, nothing uses it): the app sees it.

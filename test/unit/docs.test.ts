@@ -2,7 +2,8 @@
  * The documentation that describes the state machine, the contract and the settings is checked against the code,
  * so that it cannot drift. `npm run docs:update` rewrites the generated sections.
  */
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig, SETTINGS, SETTING_NAMES } from "../../src/config";
 import {
@@ -13,6 +14,7 @@ import {
   renderLatencyBudget,
   stepLatencyBudget,
   PROCESS_STATES,
+  QUEUES,
   STATUS_VALUES,
   agentFunctionName,
   agentRequestQueue,
@@ -20,7 +22,6 @@ import {
   renderStateDiagram,
   renderTransitionTable,
 } from "../../src/domain";
-import { QUEUES } from "../../src/services/serviceBus";
 import { azureTuningDefaults, queuePollingSeconds } from "../support/azureDefaults";
 import { schedulerActivities } from "../../src/scheduler/activities";
 import { SCHEDULER_ORCHESTRATION } from "../../src/scheduler/orchestration";
@@ -183,6 +184,29 @@ describe("docs", () => {
       ...Object.keys(schedulerActivities),
     ];
     for (const name of names) expect(text, name).toContain(`\`${name}\``);
+  });
+
+  it("every path of the repository a doc names exists", () => {
+    const files = [
+      "README.md",
+      ...readdirSync("docs")
+        .filter((f) => f.endsWith(".md"))
+        .map((f) => `docs/${f}`),
+    ];
+    for (const file of files) {
+      const text = readFileSync(file, "utf8");
+      // `src/store/cosmos.ts`, `test/unit/domain`: a path from the root, in code format (a placeholder or glob is no path).
+      const named = [...text.matchAll(/`((?:src|test|tools|bench|infra|packages|docs)\/[^`\s<>*]*)`/g)].map(
+        (m) => m[1]!.replace(/[#:].*$/, ""),
+      );
+      // [text](../src/x.ts#anchor): a relative link, from the doc's folder.
+      const linked = [...text.matchAll(/\]\(([^)#\s]+)/g)]
+        .map((m) => m[1]!)
+        .filter((link) => !/^[a-z]+:/i.test(link))
+        .map((link) => join(dirname(file), link));
+      const missing = [...named, ...linked].filter((p) => !existsSync(p));
+      expect(missing, `${file} names paths that do not exist`).toEqual([]);
+    }
   });
 
   it("docs/configuration.md documents every setting", () => {

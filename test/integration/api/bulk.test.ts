@@ -17,8 +17,8 @@ import {
   orderWorkflowV1,
   type StateRecord,
 } from "../../../src/domain";
-import { createCosmosClient } from "../../../src/services/cosmos";
-import { StateStore, type ListPosition, type RecordFilter } from "../../../src/services/stateStore";
+import { createCosmosClient } from "../../../src/store/cosmos";
+import { StateStore, type ListPosition, type RecordFilter } from "../../../src/store/stateStore";
 import { emulatorConfigFiles } from "../../../tools/repository";
 import { at, ok, pendingRecord, sampleOrder } from "../../support/domain";
 

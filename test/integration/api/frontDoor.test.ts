@@ -7,7 +7,7 @@ import { HttpRequest } from "@azure/functions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { submitOrderRequest } from "../../../src/api/orders";
 import { orderWorkflowV1 } from "../../../src/domain";
-import { BACKLOG_CACHE_MS, BacklogGauge } from "../../../src/services/backlog";
+import { BACKLOG_CACHE_MS, BacklogGauge } from "../../../src/coordination/backlog";
 import { pendingRecord, sampleOrder } from "../../support/domain";
 import { startAppStack, type AppStack } from "../../support/appStack";
 

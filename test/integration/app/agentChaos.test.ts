@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { orderWorkflowV1, type AgentName, type AgentRequest } from "../../../src/domain";
 import { handleAgentRequest, handlingSummary } from "../../../src/agents/agent";
-import type { Logger } from "../../../src/services/logger";
+import type { Logger } from "../../../src/telemetry/logger";
 import { seededRandom } from "../../../tools/seededRandom";
 import { drain, startAppStack, type AppStack } from "../../support/appStack";
 import { dispatchedStep } from "../../support/dispatch";

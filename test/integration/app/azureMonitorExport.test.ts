@@ -1,5 +1,5 @@
 /**
- * The Azure path of src/services/telemetry.ts, with the real Azure Monitor distro and its exporter pointed at a
+ * The Azure path of src/telemetry/telemetry.ts, with the real Azure Monitor distro and its exporter pointed at a
  * stand-in for Application Insights' ingestion endpoint on loopback: the app's spans arrive as requests (server and
  * consumer spans) and dependencies (the others) of one operation, the trace, with their sas.* properties, and its
  * metrics as customMetrics. Without APPLICATIONINSIGHTS_AUTHENTICATION_STRING no token is asked for; with it, the
@@ -16,14 +16,14 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
-import type * as Metrics from "../../../src/services/metrics";
-import type * as TelemetryModule from "../../../src/services/telemetry";
-import type { Telemetry } from "../../../src/services/telemetry";
-import type * as Tracing from "../../../src/services/tracing";
+import type * as Metrics from "../../../src/telemetry/metrics";
+import type * as TelemetryModule from "../../../src/telemetry/telemetry";
+import type { Telemetry } from "../../../src/telemetry/telemetry";
+import type * as Tracing from "../../../src/telemetry/tracing";
 
 // The compiled app, as the host loads it: telemetry.ts requires the distro's module on demand, by path.
 const built = (file: string) =>
-  createRequire(__filename)(path.join(inject("appBuildDir"), "src", "services", file)) as unknown;
+  createRequire(__filename)(path.join(inject("appBuildDir"), "src", "telemetry", file)) as unknown;
 const { setupTelemetry } = built("telemetry.js") as typeof TelemetryModule;
 const { recordAlert } = built("metrics.js") as typeof Metrics;
 const { carry, inSpan, SpanKind, traceparentOf } = built("tracing.js") as typeof Tracing;

@@ -1,5 +1,5 @@
 /**
- * @azure/functions-opentelemetry-instrumentation, as src/services/azureMonitor.ts registers it in Azure, with the
+ * @azure/functions-opentelemetry-instrumentation, as src/telemetry/azureMonitor.ts registers it in Azure, with the
  * @azure/functions this app ships: it patches the library when an app loads it, and its preInvocation hook runs
  * each function in the context of the host's span for the invocation (InvocationContext.traceContext), so the
  * app's spans sit under the host's request. The devhost sends no trace context of its own, so the test hands the
@@ -20,7 +20,7 @@ let dir: string;
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "functions-instrumentation-"));
-  const registration = path.join(inject("appBuildDir"), "src", "services", "azureMonitor.js");
+  const registration = path.join(inject("appBuildDir"), "src", "telemetry", "azureMonitor.js");
   fs.writeFileSync(path.join(dir, "host.json"), JSON.stringify({ version: "2.0" }));
   // The app as a deployed one is written: the provider, then the instrumentation, then @azure/functions.
   fs.writeFileSync(

@@ -12,8 +12,8 @@ import {
   submit,
   type BreakerRecord,
 } from "../../../src/domain";
-import { ServiceBreaker } from "../../../src/services/breaker";
-import { cosmosContainers } from "../../../src/services/cosmos";
+import { ServiceBreaker } from "../../../src/remote/sharedBreaker";
+import { cosmosContainers } from "../../../src/store/cosmos";
 import { claimAndStart } from "../../../src/scheduler/starter";
 import { at, sampleOrder } from "../../support/domain";
 import { startAppStack, type AppStack } from "../../support/appStack";

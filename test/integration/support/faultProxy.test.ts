@@ -35,7 +35,7 @@ let directBus: ServiceBusClient;
 beforeAll(async () => {
   faulty = await startFaultyStack();
   const database = faulty.stack.cosmos.database;
-  // As src/services/cosmos.ts builds it for a plain-http endpoint: key auth, endpoint discovery off.
+  // As src/store/cosmos.ts builds it for a plain-http endpoint: key auth, endpoint discovery off.
   cosmos = new CosmosClient({
     endpoint: faulty.proxied.cosmosEndpoint,
     key: EMULATOR_KEY,

@@ -91,7 +91,7 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  // The app's own queries (src/services/stateStore.ts) and a partition-scoped one as the gateway rewrites it.
+  // The app's own queries (src/store/stateStore.ts) and a partition-scoped one as the gateway rewrites it.
   {
     query:
       "SELECT * FROM c WHERE c.processState IN (@state0, @state1) AND IS_NULL(c.lockedBy) " +

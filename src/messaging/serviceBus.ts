@@ -1,0 +1,224 @@
+import { createHash } from "node:crypto";
+import { RetryMode, ServiceBusClient, type ServiceBusSender } from "@azure/service-bus";
+import type { Span } from "@opentelemetry/api";
+import type { ServiceBusConnectionConfig } from "../config";
+import {
+  AGENT_NAMES,
+  agentRequestQueue,
+  alertSchema,
+  QUEUES,
+  statusMessageSchema,
+  type Alert,
+  type StatusMessage,
+} from "../domain";
+import { credentialFor } from "../app/credential";
+import { jsonText } from "./jsonText";
+import { BUS_CALLS, isTransientInfraError, SLOW_SEND_MS } from "../resilience/infraResilience";
+import { inSpan, spanOf, SpanKind, traceProperties } from "../telemetry/tracing";
+
+/** One client per process; each operation waits seconds, not the SDK's default minute (infraResilience.ts). */
+export function createServiceBusClient(connection: ServiceBusConnectionConfig): ServiceBusClient {
+  const options = { retryOptions: { ...BUS_CALLS, mode: RetryMode.Exponential } };
+  return connection.kind === "connectionString"
+    ? new ServiceBusClient(connection.connectionString, options)
+    : new ServiceBusClient(connection.fullyQualifiedNamespace, credentialFor(connection.clientId), options);
+}
+
+export interface OutgoingMessage {
+  body: unknown;
+  /** Stable id: duplicate detection on the target queue drops a resend with the same id. */
+  messageId?: string;
+  correlationId?: string;
+  subject?: string;
+  /** Default application/json. */
+  contentType?: string;
+  applicationProperties?: Record<string, string | number | boolean>;
+  /** Delivered from then on, not at once (a message put back for later: functions/rescheduled.ts). */
+  scheduledEnqueueTimeUtc?: Date;
+}
+
+/** A message a trigger refused for good, set aside with the reason an operator needs (docs/operations.md). */
+export interface RejectedMessage {
+  sourceQueue: string;
+  /** The body as the trigger received it: parsed JSON, text, or bytes. */
+  body: unknown;
+  originalMessageId: string;
+  /** Unique per message in its queue and the same on every delivery of it: what makes a set-aside copy one. */
+  originalSequenceNumber: string | undefined;
+  originalContentType: string | undefined;
+  originalEnqueuedTimeUtc: string | undefined;
+  deliveryCount: number;
+  /** Short and stable, for filters: invalid, conflict, refused. */
+  reason: string;
+  /** What exactly was wrong, naming the field or the mismatch. */
+  description: string;
+}
+
+/** What a send still unanswered after SLOW_SEND_MS is noted as: a bus that does not answer. */
+function slowSend(queue: string): Error {
+  return Object.assign(new Error(`a send to ${queue} has had no answer for ${SLOW_SEND_MS} ms`), {
+    code: "ServiceTimeout",
+  });
+}
+
+/** Service Bus limits a MessageId to 128 characters, and an application property value is kept short. */
+const MAX_MESSAGE_ID = 128;
+const MAX_DESCRIPTION = 4096;
+
+const ORDER_PATH_QUEUES: ReadonlySet<string> = new Set([
+  QUEUES.orders,
+  QUEUES.agentReplies,
+  QUEUES.deadlines,
+  ...AGENT_NAMES.map(agentRequestQueue),
+]);
+
+/** A queue an order's own work travels through (not a notification that leaves the app). */
+const onOrderPath = (queue: string): boolean => ORDER_PATH_QUEUES.has(queue);
+
+/**
+ * Sends to Service Bus queues with one cached sender per queue (opening an AMQP link per message would cost a
+ * round trip each time). Used by activities, agents and HTTP functions; triggers receive through the host.
+ * It sends only to the queues the app has and the status queues the settings name (STATUS_QUEUES), so no
+ * input can make it open a link to a queue of its choosing, and the cache holds at most that many senders.
+ */
+export class Messaging {
+  private readonly senders = new Map<string, ServiceBusSender>();
+  private readonly allowed: ReadonlySet<string>;
+
+  constructor(
+    private readonly client: ServiceBusClient,
+    statusQueues: readonly string[],
+    /** Told of each send that failed for a reason a later try may not meet (resilience/infraFaultLog.ts). */
+    private readonly onFault: (fault: unknown) => void = () => undefined,
+  ) {
+    this.allowed = new Set([
+      ...Object.values(QUEUES),
+      ...AGENT_NAMES.map(agentRequestQueue),
+      ...statusQueues,
+    ]);
+  }
+
+  private sender(queue: string): ServiceBusSender {
+    if (!this.allowed.has(queue)) {
+      throw new Error(`queue ${JSON.stringify(queue)} is not one the app sends to (see STATUS_QUEUES)`);
+    }
+    let sender = this.senders.get(queue);
+    if (!sender) {
+      sender = this.client.createSender(queue);
+      this.senders.set(queue, sender);
+    }
+    return sender;
+  }
+
+  /**
+   * Sends one message, with the trace context of the span its sender runs in (`from`) in its application
+   * properties, so that its receiver continues the trace. A hop of an order's own path (the orders queue, the agents' requests and replies, the
+   * deadline notices) gets a producer span of its own: the trace then shows the send, and the time the message
+   * waited on its queue before its receiver's span began.
+   */
+  async send(
+    queue: string,
+    message: OutgoingMessage,
+    /** The sender's logger: the span it runs in is the message's parent (telemetry/tracing.ts). */
+    from?: object,
+  ): Promise<void> {
+    if (!onOrderPath(queue)) return this.sendTraced(queue, message, spanOf(from));
+    await inSpan(
+      `send ${queue}`,
+      {
+        kind: SpanKind.PRODUCER,
+        from,
+        attributes: {
+          "messaging.system": "servicebus",
+          "messaging.operation.type": "send",
+          "messaging.destination.name": queue,
+          ...(message.messageId ? { "messaging.message.id": message.messageId } : {}),
+          ...(message.correlationId ? { "sas.order_id": message.correlationId } : {}),
+        },
+      },
+      (span) => this.sendTraced(queue, message, span),
+    );
+  }
+
+  private async sendTraced(queue: string, message: OutgoingMessage, span: Span | undefined): Promise<void> {
+    const applicationProperties = { ...message.applicationProperties, ...traceProperties(span) };
+    const slow = setTimeout(() => this.onFault(slowSend(queue)), SLOW_SEND_MS).unref();
+    try {
+      await this.sender(queue).sendMessages({
+        body: message.body,
+        contentType: message.contentType ?? "application/json",
+        ...(message.messageId ? { messageId: message.messageId } : {}),
+        ...(message.correlationId ? { correlationId: message.correlationId } : {}),
+        ...(message.subject ? { subject: message.subject } : {}),
+        ...(message.scheduledEnqueueTimeUtc
+          ? { scheduledEnqueueTimeUtc: message.scheduledEnqueueTimeUtc }
+          : {}),
+        ...(Object.keys(applicationProperties).length > 0 ? { applicationProperties } : {}),
+      });
+    } catch (error) {
+      if (isTransientInfraError(error)) this.onFault(error);
+      throw error;
+    } finally {
+      clearTimeout(slow);
+    }
+  }
+
+  /** An operator alert (docs/contract.md#messages), validated so that a malformed alert fails here rather than downstream. */
+  async sendAlert(alert: Alert, messageId?: string, from?: object): Promise<void> {
+    await this.send(
+      QUEUES.alerts,
+      { body: alertSchema.parse(alert), subject: alert.kind, ...(messageId ? { messageId } : {}) },
+      from,
+    );
+  }
+
+  /**
+   * Sets a refused message aside on rejected-messages: its body as received, the reason in application properties
+   * (rejectedFrom, rejectionReason, rejectionDescription, originalMessageId, ...), and a MessageId derived from the
+   * source queue and the original's sequence number, so that the queue's duplicate detection drops a second
+   * forward of the same message while two different messages sent under one MessageId are both kept.
+   */
+  async sendRejected(rejected: RejectedMessage, from?: object): Promise<void> {
+    const key = `${rejected.sourceQueue}:${rejected.originalSequenceNumber ?? `id:${rejected.originalMessageId}`}`;
+    const isJson =
+      typeof rejected.body === "object" && rejected.body !== null && !(rejected.body instanceof Uint8Array);
+    await this.send(
+      QUEUES.rejected,
+      {
+        // The bytes of a JSON body, made here: a body nested too deep for the SDK's JSON.stringify is forwarded too.
+        body: isJson ? Buffer.from(jsonText(rejected.body)) : rejected.body,
+        messageId:
+          key.length <= MAX_MESSAGE_ID ? key : `sha256:${createHash("sha256").update(key).digest("hex")}`,
+        subject: rejected.reason,
+        contentType: rejected.originalContentType ?? (isJson ? "application/json" : "text/plain"),
+        applicationProperties: {
+          rejectedFrom: rejected.sourceQueue,
+          rejectionReason: rejected.reason,
+          rejectionDescription: rejected.description.slice(0, MAX_DESCRIPTION),
+          originalMessageId: rejected.originalMessageId,
+          ...(rejected.originalSequenceNumber
+            ? { originalSequenceNumber: rejected.originalSequenceNumber }
+            : {}),
+          originalDeliveryCount: rejected.deliveryCount,
+          ...(rejected.originalEnqueuedTimeUtc
+            ? { originalEnqueuedTimeUtc: rejected.originalEnqueuedTimeUtc }
+            : {}),
+        },
+      },
+      from,
+    );
+  }
+
+  async sendStatus(queue: string, status: StatusMessage, from?: object): Promise<void> {
+    await this.send(
+      queue,
+      { body: statusMessageSchema.parse(status), correlationId: status.orderId, subject: status.status },
+      from,
+    );
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.senders.values()].map((s) => s.close()));
+    this.senders.clear();
+  }
+}
