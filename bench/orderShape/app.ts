@@ -6,20 +6,30 @@
  * this shape, however lean the app's code; orderShape.ts runs it. One file, since its parts are one fixture.
  *
  * Per order, as the real app's order profile shows it: the front door's POST (one send to `orders`), the
- * admission's execution on `orders` (one durable start), an orchestration of four activities and three replies,
- * each raced against a durable timer that is then cancelled, three agents (one reply each) and three reply
- * deliveries (one raised event each), and six status messages that nobody receives.
+ * admission's execution on `orders` (one durable start), an orchestration of one activity more than the steps and
+ * one reply per step, each raced against a durable timer that is then cancelled, one request per step to its
+ * service's agent (one agent per service, one reply per request), one reply delivery per step (one raised event
+ * each), and STATUSES_PER_ORDER status messages that nobody receives. The steps and their services are the
+ * declared process's (src/domain/process.ts): in the sample, four activities, three agents and six statuses.
  */
 import { app, type HttpRequest, type HttpResponseInit, type InvocationContext } from "@azure/functions";
 import * as df from "durable-functions";
 import type { OrchestrationContext } from "durable-functions";
 import { ServiceBusClient, type ServiceBusSender } from "@azure/service-bus";
 
+import { orderWorkflowV1 } from "../../src/domain/process";
+import { agentRequestQueue } from "../../src/domain/services";
 import { MESSAGE_BYTES_SETTING, STATUS_QUEUE, STATUSES_PER_ORDER } from "./shape";
 
-const STEP_QUEUES = ["inventory-requests", "payment-requests", "shipping-requests"] as const;
-/** The status messages each of the four activities sends, STATUSES_PER_ORDER in all. */
-const STATUSES_BY_ACTIVITY = [1, 1, 2, 2] as const;
+/** Each step's request queue: its service's agent's, as the real app sends it. */
+const STEP_QUEUES = orderWorkflowV1.steps.map((step) => agentRequestQueue(step.agent));
+/**
+ * The status messages each activity (one per step, and the first dispatch) sends, STATUSES_PER_ORDER in all: one
+ * each, and one more from each of the last two.
+ */
+const STATUSES_BY_ACTIVITY = Array.from({ length: STEP_QUEUES.length + 1 }, (_, i) =>
+  i < STEP_QUEUES.length - 1 ? 1 : 2,
+);
 if (STATUSES_BY_ACTIVITY.reduce((a, b) => a + b, 0) !== STATUSES_PER_ORDER)
   throw new Error("the order shape's activities must send STATUSES_PER_ORDER status messages");
 /** A reply that never comes is not part of the shape: the timer only has to be there, and be cancelled. */
@@ -106,12 +116,13 @@ df.app.activity("shapeDispatch", {
   },
 });
 
-STEP_QUEUES.forEach((queueName, step) => {
-  app.serviceBusQueue(`shapeAgent${step}`, {
+// One agent per service, as in the real app: it answers each request with a reply for the request's step.
+[...new Set(STEP_QUEUES)].forEach((queueName, agent) => {
+  app.serviceBusQueue(`shapeAgent${agent}`, {
     connection: "ServiceBusConnection",
     queueName,
     handler: async (message: unknown) => {
-      await send("agent-replies", { ...(message as Hop), step, kind: "reply" });
+      await send("agent-replies", { ...(message as Hop), kind: "reply" });
     },
   });
 });

@@ -2,12 +2,13 @@
  * The dashboard's bulk actions in headless Chromium against the whole app on the devhost: a dry run from the
  * panel counts the orders a filter matches, and Retry all pages through them, one call per page, until the API
  * says none is left. Orders reach Error in two failed calls (AGENT_MAX_ATTEMPTS=1, SUPERVISOR_MAX_FAILURES=1),
- * one service each, so no circuit breaker opens.
+ * one order per step of the declared process, so no circuit breaker opens.
  */
 import type { Browser, Page } from "playwright-core";
 import { describe, expect } from "vitest";
-import type { StateRecord } from "../../src/domain";
+import { orderWorkflowV1, type StateRecord } from "../../src/domain";
 import { E2E_OPERATOR, e2eOrder, forOrder, type E2E, type FaultSpec, submitWithFaults } from "../support/e2e";
+import { faultOn } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
 import { NO_CHROMIUM, chromiumFixture, chromiumPath } from "./chromium";
 
@@ -30,11 +31,12 @@ const it = e2eTest({ AGENT_MAX_ATTEMPTS: "1", SUPERVISOR_MAX_FAILURES: "1" }).ex
   ],
 });
 
-const FAILING: Array<Pick<FaultSpec, "service" | "operation">> = [
-  { service: "inventory", operation: "reserve" },
-  { service: "payment", operation: "charge" },
-  { service: "shipping", operation: "book" },
-];
+/** The failing call of each order: one order per step of the declared process, each failing at its own step. */
+const FAILING: Array<Pick<FaultSpec, "service" | "operation">> = orderWorkflowV1.steps.map((_, i) =>
+  faultOn(i),
+);
+/** How many orders the dry run matches and Retry all pages through, one per call. */
+const COUNT = FAILING.length;
 
 interface BulkAnswer {
   dryRun: boolean;
@@ -77,6 +79,8 @@ describe.skipIf(!chromiumPath)(
       { timeout: 120_000 },
       async ({ e2e, page, pageErrors, alerts }) => {
         const start = new Date().toISOString();
+        // Paging needs a second page: two orders at least, so two steps.
+        expect(COUNT, "orders in Error, one per step").toBeGreaterThanOrEqual(2);
         const fine = e2eOrder("BULK-PAGE-FINE");
         expect((await e2e.submit(fine)).status).toBe(202);
         await e2e.waitForState(fine.orderId, ["Processed"]);
@@ -102,7 +106,7 @@ describe.skipIf(!chromiumPath)(
 
         await panel.getByLabel("Error code").fill("RetriesExhausted");
         await panel.getByRole("button", { name: "Dry run" }).click();
-        await expect.poll(() => result(page)).toMatch(/^3 orders match, as of /);
+        await expect.poll(() => result(page)).toMatch(new RegExp(`^${COUNT} orders match, as of `));
         expect((await page.locator("#bulk-sample button").allTextContents()).sort()).toEqual([...ids].sort());
         expect(await panel.getByRole("button", { name: "Retry all" }).isEnabled()).toBe(true);
         expect(await panel.getByRole("button", { name: "Cancel all" }).isEnabled()).toBe(true);
@@ -116,7 +120,7 @@ describe.skipIf(!chromiumPath)(
         await panel.getByLabel("Error code").fill("RetriesExhausted");
         expect(await panel.getByRole("button", { name: "Retry all" }).isDisabled()).toBe(true);
         await panel.getByRole("button", { name: "Dry run" }).click();
-        await expect.poll(() => result(page)).toMatch(/^3 orders match/);
+        await expect.poll(() => result(page)).toMatch(new RegExp(`^${COUNT} orders match`));
 
         await e2e.faults.clear();
         const answers: BulkAnswer[] = [];
@@ -127,18 +131,19 @@ describe.skipIf(!chromiumPath)(
         await panel.getByLabel("Page size").fill("1");
         await panel.getByLabel("Reason").fill("payment is back");
         await panel.getByRole("button", { name: "Retry all" }).click();
-        await expect.poll(() => result(page), { timeout: 20_000 }).toBe("Retry all done: acted 3 of 3.");
+        await expect
+          .poll(() => result(page), { timeout: 20_000 })
+          .toBe(`Retry all done: acted ${COUNT} of ${COUNT}.`);
         // The page's listener reads each answer's body on its own time.
-        await expect.poll(() => answers.length).toBe(3);
-        expect(answers.map((a) => [a.dryRun, a.acted, a.continuation !== null])).toEqual([
-          [false, 1, true],
-          [false, 1, true],
-          [false, 1, false],
-        ]);
+        await expect.poll(() => answers.length).toBe(COUNT);
+        // One order per page, each page but the last with a continuation.
+        expect(answers.map((a) => [a.dryRun, a.acted, a.continuation !== null])).toEqual(
+          Array.from({ length: COUNT }, (_, i) => [false, 1, i < COUNT - 1]),
+        );
         const progress = page.locator("#bulk-progress");
         expect([await progress.getAttribute("value"), await progress.getAttribute("max")]).toEqual([
-          "3",
-          "3",
+          String(COUNT),
+          String(COUNT),
         ]);
         expect(await panel.getByRole("button", { name: "Retry all" }).isDisabled()).toBe(true);
         expect(await page.locator("#bulk-sample button").allTextContents()).toEqual(

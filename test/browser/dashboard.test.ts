@@ -6,8 +6,15 @@
  */
 import type { Browser, Page } from "playwright-core";
 import { describe, expect } from "vitest";
-import { PROCESS_STATES, type ProcessState, type StateRecord } from "../../src/domain";
+import {
+  AGENT_NAMES,
+  orderWorkflowV1,
+  PROCESS_STATES,
+  type ProcessState,
+  type StateRecord,
+} from "../../src/domain";
 import { E2E_OPERATOR, e2eOrder, type E2E, submitWithFaults } from "../support/e2e";
+import { processedStatuses } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
 import { NO_CHROMIUM, chromiumFixture, chromiumPath } from "./chromium";
 
@@ -32,6 +39,9 @@ const it = e2eTest({ AGENT_MAX_ATTEMPTS: "1", DASHBOARD_SIMULATOR_URL: "http://1
     { scope: "file" },
   ],
 });
+
+/** The declared process's steps (src/domain/process.ts). */
+const STEPS = orderWorkflowV1.steps;
 
 const row = (page: Page, orderId: string) => page.locator(`#orders-body tr[data-order-id="${orderId}"]`);
 const rowState = async (page: Page, orderId: string) =>
@@ -136,19 +146,15 @@ describe.skipIf(!chromiumPath)(
         await openOrder(page, orderId);
         expect(await page.locator("#detail-state").textContent()).toBe("Processed");
         const steps = page.locator("ol.steps > li");
-        expect(await steps.count()).toBe(3);
-        for (let i = 0; i < 3; i++) {
+        expect(await steps.count()).toBe(STEPS.length);
+        for (const [i, step] of STEPS.entries()) {
+          expect(await steps.nth(i).getAttribute("data-step")).toBe(step.name);
           const events = await steps.nth(i).locator("ul.events .what").allTextContents();
           expect(events).toEqual(["dispatched", "succeeded"]);
         }
-        expect(await page.locator("#status-messages td.status").allTextContents()).toEqual([
-          "received",
-          "processing",
-          "stepSucceeded",
-          "stepSucceeded",
-          "stepSucceeded",
-          "processed",
-        ]);
+        expect(await page.locator("#status-messages td.status").allTextContents()).toEqual(
+          processedStatuses(),
+        );
         await expect.poll(() => page.locator("#orchestration").textContent()).toContain("Completed");
         expect(await page.locator("#orchestration").textContent()).toContain(`${orderId}:1`);
         expect(await page.locator("#retry").isDisabled()).toBe(true);
@@ -156,13 +162,16 @@ describe.skipIf(!chromiumPath)(
 
         // Its trace, as a waterfall: the front door first, the remote calls as client spans with their bars.
         const spans = page.locator("#trace table.trace tbody tr");
-        await expect.poll(() => spans.count(), { timeout: 10_000 }).toBeGreaterThanOrEqual(23);
+        // At least the order's own five (the POST, the send to and delivery from orders, the attempt, its first
+        // dispatch) and six per step (the request's send and delivery, the remote call, the reply's send and
+        // delivery, the activity that records it).
+        await expect
+          .poll(() => spans.count(), { timeout: 10_000 })
+          .toBeGreaterThanOrEqual(5 + 6 * STEPS.length);
         expect(await spans.first().locator("td.span-name").textContent()).toBe("POST /api/orders");
-        expect(await page.locator('#trace tr[data-kind="client"] td.service').allTextContents()).toEqual([
-          "inventory",
-          "payment",
-          "shipping",
-        ]);
+        expect(await page.locator('#trace tr[data-kind="client"] td.service').allTextContents()).toEqual(
+          STEPS.map((s) => s.agent),
+        );
         const widths = await page
           .locator("#trace .bar")
           .evaluateAll((bars) => bars.map((b) => (b as unknown as { style: { width: string } }).style.width));
@@ -289,8 +298,8 @@ describe.skipIf(!chromiumPath)(
         expect(await page.locator("#service-payment").textContent()).toMatch(
           /^unavailable, next probe \d\d:\d\d:\d\d$/,
         );
-        expect(await page.locator("#service-inventory").textContent()).toBe("up");
-        expect(await page.locator("#service-shipping").textContent()).toBe("up");
+        for (const service of AGENT_NAMES.filter((s) => s !== "payment"))
+          expect(await page.locator(`#service-${service}`).textContent(), service).toBe("up");
         await e2e.faults.remove(outage.id);
         await expect
           .poll(() => page.locator("#service-payment").textContent(), { timeout: 40_000 })

@@ -8,7 +8,9 @@
 import path from "node:path";
 import { describe, expect } from "vitest";
 import type { Browser } from "playwright-core";
+import { orderWorkflowV1 } from "../../src/domain";
 import { e2eOrder } from "../support/e2e";
+import { faultOn } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
 import { chromiumFixture, chromiumPath } from "./chromium";
 
@@ -49,7 +51,12 @@ describe.runIf(requested && chromiumPath)("docs/dashboard.png (DASHBOARD_SCREENS
         orderId: stuckUndo.orderId,
         kind: "permanent",
       });
-      await e2e.faults.add({ service: "shipping", orderId: inFlight.orderId, kind: "hang" });
+      // In flight at its last step, whose call never answers.
+      await e2e.faults.add({
+        ...faultOn(orderWorkflowV1.steps.length - 1),
+        orderId: inFlight.orderId,
+        kind: "hang",
+      });
 
       await page.getByRole("spinbutton", { name: "Orders" }).fill("7");
       await page.getByRole("button", { name: "Submit sample orders" }).click();

@@ -19,12 +19,10 @@ import type { LedgerEntry } from "../../tools/simulator";
 
 const T0 = Date.parse("2026-11-29T10:00:00.000Z");
 const iso = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
-const STEPS = ["reserveInventory", "chargePayment", "bookShipping"] as const;
-const OPS = {
-  reserveInventory: ["inventory", "reserve", "release"],
-  chargePayment: ["payment", "charge", "refund"],
-  bookShipping: ["shipping", "book", "cancel"],
-} as const;
+/** The declared process's steps (src/domain/process.ts), which the invariants read the keys against. */
+const STEPS = orderWorkflowV1.steps;
+const LAST = STEPS.length - 1;
+const name = (step: number): string => STEPS[step]!.name;
 
 function planned(i: number, declined = false): PlannedOrder {
   const order = sampleOrder(i, { prefix: "INV", random: seededRandom(i), declined: declined ? 1 : 0 });
@@ -45,17 +43,13 @@ function record(p: PlannedOrder, state: ProcessState, endSeconds = 10): StateRec
   };
 }
 
-function entry(
-  p: PlannedOrder,
-  step: (typeof STEPS)[number],
-  kind: "do" | "undo",
-  applied = true,
-): LedgerEntry {
-  const [service, doOp, undoOp] = OPS[step];
+/** The ledger entry of step `step`'s do or undo for the order, as the simulator records it. */
+function entry(p: PlannedOrder, step: number, kind: "do" | "undo", applied = true): LedgerEntry {
+  const { agent, doOperation, undoOperation } = STEPS[step]!;
   return {
-    service,
-    operation: kind === "do" ? doOp : undoOp,
-    idempotencyKey: `${p.order.orderId}:${step}:${kind}`,
+    service: agent,
+    operation: kind === "do" ? doOperation : undoOperation,
+    idempotencyKey: `${p.order.orderId}:${name(step)}:${kind}`,
     orderId: p.order.orderId,
     requests: 1,
     applied,
@@ -76,7 +70,7 @@ function stockAfter(held: PlannedOrder[]): Map<string, number> {
 }
 
 /**
- * A healthy run: one order Processed; one Compensated (booking refused, charge and reservation undone in
+ * A healthy run: one order Processed; one Compensated (its last step refused, every earlier one undone in
  * reverse); one Error with its alert.
  */
 function healthy(): RunEvidence {
@@ -93,13 +87,10 @@ function healthy(): RunEvidence {
     })),
     records: [record(processed, "Processed"), record(compensated, "Compensated"), record(failed, "Error")],
     ledger: [
-      ...STEPS.map((s) => entry(processed, s, "do")),
-      entry(compensated, "reserveInventory", "do"),
-      entry(compensated, "chargePayment", "do"),
-      entry(compensated, "bookShipping", "do", false),
-      entry(compensated, "chargePayment", "undo"),
-      entry(compensated, "reserveInventory", "undo"),
-      entry(failed, "reserveInventory", "do"),
+      ...STEPS.map((_, i) => entry(processed, i, "do")),
+      ...STEPS.map((_, i) => entry(compensated, i, "do", i < LAST)),
+      ...STEPS.slice(0, LAST).map((_, i) => entry(compensated, LAST - 1 - i, "undo")),
+      entry(failed, 0, "do"),
     ],
     alerts: [
       {
@@ -153,8 +144,8 @@ describe("soak invariants", () => {
     evidence.ledger = [
       ...evidence.ledger,
       {
-        ...entry(processed, "bookShipping", "do"),
-        idempotencyKey: `${processed.order.orderId}:bookShipping:do:2`,
+        ...entry(processed, LAST, "do"),
+        idempotencyKey: `${processed.order.orderId}:${name(LAST)}:do:2`,
       },
     ];
     const found = violations(evidence);
@@ -163,7 +154,9 @@ describe("soak invariants", () => {
         /inventory stock matches .*: SKU-\d+: \d+ available, but the ledger's active reservations leave \d+/,
       ),
     );
-    expect(found).toContainEqual(expect.stringMatching(/bookShipping:do:2 is not <orderId>:<step>:do\|undo/));
+    expect(found).toContainEqual(
+      expect.stringMatching(new RegExp(`${name(LAST)}:do:2 is not <orderId>:<step>:do\\|undo`)),
+    );
   });
 
   it("catch an undo out of reverse order and an applied step never undone", () => {
@@ -172,18 +165,19 @@ describe("soak invariants", () => {
     const others = evidence.ledger.filter(
       (e) => e.orderId !== compensated.order.orderId || e.idempotencyKey.endsWith(":do"),
     );
+    // The first two steps undone in the order they ran, not in reverse.
+    evidence.ledger = [...others, entry(compensated, 0, "undo"), entry(compensated, 1, "undo")];
+    expect(violations(evidence)).toContainEqual(
+      expect.stringMatching(new RegExp(`undo order ${name(0)} → ${name(1)} is not the reverse`)),
+    );
+    // The newest applied step (the one before the refused last) left out of the undos.
     evidence.ledger = [
       ...others,
-      entry(compensated, "reserveInventory", "undo"),
-      entry(compensated, "chargePayment", "undo"),
+      ...STEPS.slice(0, LAST - 1).map((_, i) => entry(compensated, LAST - 2 - i, "undo")),
     ];
     expect(violations(evidence)).toContainEqual(
-      expect.stringMatching(/undo order reserveInventory → chargePayment is not the reverse/),
-    );
-    evidence.ledger = [...others, entry(compensated, "reserveInventory", "undo")];
-    expect(violations(evidence)).toContainEqual(
       expect.stringMatching(
-        new RegExp(`${compensated.order.orderId}: chargePayment was applied and never undone`),
+        new RegExp(`${compensated.order.orderId}: ${name(LAST - 1)} was applied and never undone`),
       ),
     );
   });
@@ -197,7 +191,7 @@ describe("soak invariants", () => {
       { orderId: declined.order.orderId, submittedAt: T0, acceptedAt: T0, requests: 1 },
     ];
     evidence.records = [...evidence.records, record(declined, "Processed")];
-    evidence.ledger = [...evidence.ledger, ...STEPS.map((s) => entry(declined, s, "do"))];
+    evidence.ledger = [...evidence.ledger, ...STEPS.map((_, i) => entry(declined, i, "do"))];
     evidence.stock = stockAfter([evidence.planned[0]!, evidence.planned[2]!, declined]);
     evidence.alerts = [
       {

@@ -9,7 +9,7 @@
  */
 import { expect } from "vitest";
 import { encodeClientPrincipal } from "devhost/auth";
-import type { StateRecord } from "../../src/domain";
+import { BREAKER, orderWorkflowV1, type StateRecord } from "../../src/domain";
 import {
   e2eOrder,
   forOrder,
@@ -18,6 +18,7 @@ import {
   type QueueLog,
   submitWithFaults,
 } from "../support/e2e";
+import { faultOn } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
 
 const MAX_IN_FLIGHT = 2;
@@ -67,12 +68,10 @@ async function bulk(e2e: E2E, action: "retry" | "cancel", body: unknown): Promis
   return answer;
 }
 
-/** The failing call of each order: its first, second or third step, so each service sees at most two orders fail. */
-const FAILING: Array<Pick<FaultSpec, "service" | "operation">> = [
-  { service: "inventory", operation: "reserve" },
-  { service: "payment", operation: "charge" },
-  { service: "shipping", operation: "book" },
-];
+/** The failing call of each order: each step's of the declared process in turn, so the failures spread over them. */
+const FAILING: Array<Pick<FaultSpec, "service" | "operation">> = orderWorkflowV1.steps.map((_, i) =>
+  faultOn(i),
+);
 
 /** `count` orders parked in Error by a service that keeps failing them, their alerts sent (the last write). */
 async function ordersInError(
@@ -81,6 +80,10 @@ async function ordersInError(
   prefix: string,
   count: number,
 ): Promise<StateRecord[]> {
+  // Fewer orders fail on each step (in the sample, on each service) than the distinct orders a breaker opens on.
+  expect(Math.ceil(count / FAILING.length), "orders failing on one step").toBeLessThan(
+    BREAKER.distinctOrders,
+  );
   const orders = Array.from({ length: count }, () => e2eOrder(prefix));
   for (const [i, order] of orders.entries()) {
     await submitWithFaults(e2e, order, { ...FAILING[i % FAILING.length]!, kind: "transient" });

@@ -5,11 +5,16 @@
  * only the safety net for attempts whose orchestration never reached its deadline.
  */
 import { expect } from "vitest";
+import { orderWorkflowV1 } from "../../src/domain";
 import { e2eOrder, sendToQueue, waitForRejected } from "../support/e2e";
+import { faultOn, stepIndex } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
 import { waitUntilPast } from "../support/wait";
 
 const it = e2eTest({ SUPERVISOR_SCHEDULE: "0 0 0 1 1 *" });
+
+/** The step whose service stays silent for one order: the charge. */
+const CHARGE = stepIndex("chargePayment");
 
 it("recovers a silent step and a transient failure without a sweep, each decided by the Supervisor once", async ({
   e2e,
@@ -18,15 +23,13 @@ it("recovers a silent step and a transient failure without a sweep, each decided
   const silent = e2eOrder("NOTICE-SILENT");
   const transient = e2eOrder("NOTICE-TRANSIENT");
   const hang = await e2e.faults.add({
-    service: "payment",
-    operation: "charge",
+    ...faultOn(CHARGE),
     orderId: silent.orderId,
     kind: "hang",
   });
-  // Three failed calls: the agent's retries inside attempt 1 run out, and it replies transient.
+  // Three failed calls of its last step: the agent's retries inside attempt 1 run out, and it replies transient.
   await e2e.faults.add({
-    service: "shipping",
-    operation: "book",
+    ...faultOn(orderWorkflowV1.steps.length - 1),
     orderId: transient.orderId,
     kind: "transient",
     count: 3,
@@ -36,10 +39,10 @@ it("recovers a silent step and a transient failure without a sweep, each decided
 
   const dispatched = await e2e.waitForRecord(
     silent.orderId,
-    (r) => r.attempt === 1 && r.steps[1]!.status === "Dispatched",
+    (r) => r.attempt === 1 && r.steps[CHARGE]!.status === "Dispatched",
     "the charge dispatched on attempt 1",
   );
-  await waitUntilPast(dispatched.steps[1]!.completeBy!);
+  await waitUntilPast(dispatched.steps[CHARGE]!.completeBy!);
   await e2e.faults.remove(hang.id);
 
   for (const order of [silent, transient]) {

@@ -8,9 +8,10 @@
  */
 import { readFileSync } from "node:fs";
 import { expect, vi } from "vitest";
-import type { StateRecord } from "../../src/domain";
+import { AGENT_NAMES, agentFunctionName, agentRequestQueue, type StateRecord } from "../../src/domain";
 import { e2eOrder, expectOneSetOfEffects, forOrder, type E2E } from "../support/e2e";
 import { azureTuningDefaults } from "../support/azureDefaults";
+import { compensatedLedger, faultOn, lastStepNotOn, stepIndex } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
 
 const AZURE = azureTuningDefaults();
@@ -21,15 +22,15 @@ const it = e2eTest(
 
 type Alert = { kind: string; orderId: string; reason: string };
 
-/** MaxDeliveryCount of the agent request queues, which main.bicep also gives the app. */
-function requestMaxDeliveryCount(): number {
+/** MaxDeliveryCount of a service's agent request queue, which main.bicep also gives the app. */
+function requestMaxDeliveryCount(service: string): number {
   const config = JSON.parse(readFileSync("infra/servicebus-emulator.config.json", "utf8")) as {
     UserConfig: {
       Namespaces: Array<{ Queues: Array<{ Name: string; Properties: { MaxDeliveryCount: number } }> }>;
     };
   };
-  return config.UserConfig.Namespaces[0]!.Queues.find((q) => q.Name === "shipping-requests")!.Properties
-    .MaxDeliveryCount;
+  return config.UserConfig.Namespaces[0]!.Queues.find((q) => q.Name === agentRequestQueue(service))!
+    .Properties.MaxDeliveryCount;
 }
 
 /** Virtual and wall time from now on, for the report line. */
@@ -82,7 +83,7 @@ it("idle, then a burst: every order Processed on its first attempt, cold starts 
     new Set([
       "http",
       "durable",
-      ...["submitOrder", "inventoryAgent", "paymentAgent", "shippingAgent", "agentReplies"].map(
+      ...["submitOrder", ...AGENT_NAMES.map(agentFunctionName), "agentReplies"].map(
         (name) => `function:${name}`,
       ),
     ]),
@@ -108,14 +109,10 @@ it("retries exhausted: a service that always fails ends the order in Error after
   alerts,
 }) => {
   const order = e2eOrder("PROD-EXHAUSTED");
-  // On shipping, the last step: each service's circuit breaker is shared by the orders of a process, so the
-  // outage of this test must not open the one the next tests' orders call (payment).
-  const down = await e2e.faults.add({
-    service: "shipping",
-    operation: "book",
-    orderId: order.orderId,
-    kind: "transient",
-  });
+  // On the last step not on payment (in the sample, the booking): each service's circuit breaker is shared by the
+  // orders of a process, so the outage of this test must not open the one the next tests' faults are on (payment).
+  const failing = faultOn(lastStepNotOn("payment"));
+  const down = await e2e.faults.add({ ...failing, orderId: order.orderId, kind: "transient" });
   const elapsed = stopwatch(e2e);
   expect((await e2e.submit(order)).status).toBe(202);
 
@@ -135,7 +132,8 @@ it("retries exhausted: a service that always fails ends the order in Error after
   expect((await alerts.all()).filter(forOrder(order.orderId))).toHaveLength(1);
   // The retry budget held: agent attempts × deliveries × Scheduler attempts at the most reached the service.
   const hits = (await e2e.faults.list()).find((f) => f.id === down.id)!.hits;
-  const budget = Number(AZURE.AGENT_MAX_ATTEMPTS) * requestMaxDeliveryCount() * (maxFailures + 1);
+  const budget =
+    Number(AZURE.AGENT_MAX_ATTEMPTS) * requestMaxDeliveryCount(failing.service) * (maxFailures + 1);
   expect(hits).toBeGreaterThan(0);
   expect(hits).toBeLessThanOrEqual(budget);
   console.log(`retries exhausted at production timings: ${elapsed()}`);
@@ -219,10 +217,12 @@ it("a permanent refusal is compensated at production timings: Compensated, the r
 
   const record = await e2e.waitForState(order.orderId, ["Compensated"], 120_000);
   expect(record).toMatchObject({ attempt: 1, failureCount: 0 });
+  // The steps before the charge done and undone, newest first; the refused charge has no entry (a fault answered).
   const ledger = await e2e.ledger(order.orderId);
-  expect(ledger.map((e) => `${e.service}.${e.operation}`)).toEqual([
-    "inventory.reserve",
-    "inventory.release",
-  ]);
+  expect(ledger.map((e) => `${e.service}.${e.operation}`)).toEqual(
+    compensatedLedger(order.orderId, stepIndex("chargePayment"), { refusedByService: false }).map(
+      (call) => call.label,
+    ),
+  );
   console.log(`compensation at production timings: ${elapsed()}`);
 }, 150_000);

@@ -11,9 +11,11 @@
 import fs from "node:fs";
 import { expect } from "vitest";
 import { loadConfig, type AppConfig } from "../../src/config";
+import { AGENT_NAMES, agentRequestQueue, orderWorkflowV1 } from "../../src/domain";
 import { computeRetryBudget, type RetryBudget } from "../../src/domain/retryBudget";
 import { emulatorConfigFiles } from "../../tools/repository";
 import { e2eOrder, forOrder, type E2E, type FaultSpec, type QueueLog } from "../support/e2e";
+import { faultOn } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
 
 const SETTINGS = {
@@ -44,28 +46,26 @@ it("runs with the settings under test, and the request queues deliver no more of
   const queues = emulatorConfig.UserConfig.Namespaces.flatMap((n) => n.Queues).filter((q) =>
     q.Name.endsWith("-requests"),
   );
-  expect(queues.map((q) => q.Name).sort()).toEqual([
-    "inventory-requests",
-    "payment-requests",
-    "shipping-requests",
-  ]);
+  expect(queues.map((q) => q.Name).sort()).toEqual(AGENT_NAMES.map(agentRequestQueue).sort());
   for (const q of queues)
     expect(q.Properties.MaxDeliveryCount).toBeLessThanOrEqual(config.agentRequestMaxDeliveryCount);
 });
 
 /**
- * Submits an order whose `step` always fails with `fault`, waits for Error, and returns every call that reached
- * the service for that step: the calls the fault stopped (its hits) plus those that reached the operation (ledger).
+ * Submits an order whose step `index` always fails with a fault of `kind`, waits for Error, and returns every call
+ * that reached the service for that step: the calls the fault stopped (its hits) plus those that reached the
+ * operation (ledger).
  */
 async function callsUntilGivingUp(
   { e2e, alerts, budget }: { e2e: E2E; alerts: QueueLog; budget: RetryBudget },
   prefix: string,
-  step: string,
-  fault: Omit<FaultSpec, "orderId">,
+  index: number,
+  kind: FaultSpec["kind"],
 ): Promise<number> {
   const order = e2eOrder(prefix);
   const id = order.orderId;
-  const injected = await e2e.faults.add({ ...fault, orderId: id });
+  const step = orderWorkflowV1.steps[index]!.name;
+  const injected = await e2e.faults.add({ ...faultOn(index), orderId: id, kind });
   expect((await e2e.submit(order)).status).toBe(202);
 
   const record = await e2e.waitForState(id, ["Error"], 35_000);
@@ -86,11 +86,7 @@ it("a service answering 503 to every call gets at most the budgeted calls for th
   config,
   budget,
 }) => {
-  const calls = await callsUntilGivingUp({ e2e, alerts, budget }, "BUDGET503", "chargePayment", {
-    service: "payment",
-    operation: "charge",
-    kind: "transient",
-  });
+  const calls = await callsUntilGivingUp({ e2e, alerts, budget }, "BUDGET503", 0, "transient");
   console.log(`retry budget, always 503: ${calls} calls for the step; ${budget.explanation}`);
   // More than one attempt's worth of calls, so the retry layers really multiplied...
   expect(calls).toBeGreaterThan(budget.callsPerDelivery);
@@ -105,11 +101,12 @@ it("a service that hangs on every call gets at most the budgeted calls for the s
   config,
   budget,
 }) => {
-  const calls = await callsUntilGivingUp({ e2e, alerts, budget }, "BUDGETHANG", "bookShipping", {
-    service: "shipping",
-    operation: "book",
-    kind: "hang",
-  });
+  const calls = await callsUntilGivingUp(
+    { e2e, alerts, budget },
+    "BUDGETHANG",
+    orderWorkflowV1.steps.length - 1,
+    "hang",
+  );
   console.log(`retry budget, always hanging: ${calls} calls for the step; ${budget.explanation}`);
   expect(calls).toBeGreaterThan(budget.callsPerDelivery);
   expect(calls).toBeLessThanOrEqual(budget.maxCallsPerStep);

@@ -6,8 +6,9 @@
  * What a reply says of itself reaches the alert, the rejection and the log lines escaped, on one line.
  */
 import { expect } from "vitest";
-import { agentRequestId } from "../../src/domain";
+import { agentRequestId, orderWorkflowV1 } from "../../src/domain";
 import { e2eOrder, orderSnapshot, sendToQueue, waitForRejected, type E2E } from "../support/e2e";
+import { faultOn } from "../support/expectedProcess";
 import { e2eTest, type E2EFixtures } from "../support/fixtures";
 import { RAW_CONTROL } from "../support/text";
 
@@ -20,15 +21,14 @@ const it = e2eTest({
 
 type Alert = { kind: string; orderId: string | null; reason: string };
 
+/** The declared process's steps (src/domain/process.ts); the first test's order waits on the last. */
+const STEPS = orderWorkflowV1.steps;
+const LAST = STEPS.length - 1;
+
 /** An order whose step `hangingStep` was dispatched and is waiting for an answer that will not come in time. */
-async function orderWaitingOn(
-  e2e: E2E,
-  prefix: string,
-  service: "inventory" | "shipping",
-  hangingStep: number,
-) {
+async function orderWaitingOn(e2e: E2E, prefix: string, hangingStep: number) {
   const order = e2eOrder(prefix);
-  await e2e.faults.add({ service, orderId: order.orderId, kind: "hang" });
+  await e2e.faults.add({ ...faultOn(hangingStep), orderId: order.orderId, kind: "hang" });
   expect((await e2e.submit(order)).status).toBe(202);
   await e2e.waitForRecord(
     order.orderId,
@@ -86,21 +86,22 @@ it("refuses forged replies for a waiting step: no termination, no state change, 
   e2e,
   alerts,
 }) => {
-  const orderId = await orderWaitingOn(e2e, "FORGE", "shipping", 2);
+  const orderId = await orderWaitingOn(e2e, "FORGE", LAST);
   const instanceId = `${orderId}:1`;
   const before = await orderSnapshot(e2e, orderId);
   expect(await orchestration(e2e, orderId)).toMatchObject({
     runtimeStatus: "Running",
-    customStatus: { stepIndex: 2 },
+    customStatus: { stepIndex: LAST },
   });
   const ok = {
-    requestId: agentRequestId(instanceId, 2, "do"),
+    requestId: agentRequestId(instanceId, LAST, "do"),
     orderId,
     instanceId,
-    stepIndex: 2,
+    stepIndex: LAST,
     kind: "do",
   };
-  const booked = { ...ok, outcome: "ok", result: { trackingNumber: "FORGED-1" } };
+  // A successful answer: what gets each forgery below refused is its ids, not its result.
+  const booked = { ...ok, outcome: "ok", result: { forged: "FORGED-1" } };
 
   await expectRefused({ e2e, alerts }, [
     {
@@ -119,19 +120,23 @@ it("refuses forged replies for a waiting step: no termination, no state change, 
     {
       id: "forged-request-id",
       body: { ...booked, requestId: `${instanceId}:0:do` },
-      names: `requestId: expected "${instanceId}:2:do" for step 2 do of ${instanceId}, got "${instanceId}:0:do"`,
+      names: `requestId: expected "${instanceId}:${LAST}:do" for step ${LAST} do of ${instanceId}, got "${instanceId}:0:do"`,
       orderId,
     },
     {
       id: "forged-undo",
-      body: { ...booked, kind: "undo", requestId: agentRequestId(instanceId, 2, "undo") },
-      names: `step 2 undo of ${instanceId}: no such request was dispatched`,
+      body: { ...booked, kind: "undo", requestId: agentRequestId(instanceId, LAST, "undo") },
+      names: `step ${LAST} undo of ${instanceId}: no such request was dispatched`,
       orderId,
     },
     {
       id: "forged-attempt",
-      body: { ...booked, instanceId: `${orderId}:2`, requestId: agentRequestId(`${orderId}:2`, 2, "do") },
-      names: `step 2 do of ${orderId}:2: attempt 2 was never started (the order is at attempt 1)`,
+      body: {
+        ...booked,
+        instanceId: `${orderId}:2`,
+        requestId: agentRequestId(`${orderId}:2`, LAST, "do"),
+      },
+      names: `step ${LAST} do of ${orderId}:2: attempt 2 was never started (the order is at attempt 1)`,
       orderId,
     },
     {
@@ -144,17 +149,18 @@ it("refuses forged replies for a waiting step: no termination, no state change, 
 
   expect(await orchestration(e2e, orderId)).toMatchObject({
     runtimeStatus: "Running",
-    customStatus: { stepIndex: 2 },
+    customStatus: { stepIndex: LAST },
   });
   expect(await orderSnapshot(e2e, orderId)).toEqual(before);
-  expect(before.ledger.map((e) => e.operation)).toEqual(["reserve", "charge"]);
+  // Every step before the waiting one applied, and nothing else.
+  expect(before.ledger.map((e) => e.operation)).toEqual(STEPS.slice(0, LAST).map((s) => s.doOperation));
 }, 60_000);
 
 it("refuses an answer for a step the attempt has not dispatched yet, so it cannot wait for that step", async ({
   e2e,
   alerts,
 }) => {
-  const orderId = await orderWaitingOn(e2e, "PREMATURE", "inventory", 0);
+  const orderId = await orderWaitingOn(e2e, "PREMATURE", 0);
   const instanceId = `${orderId}:1`;
   const before = await orderSnapshot(e2e, orderId);
   // Every field right but one: the Scheduler has not asked for these steps yet.
@@ -165,22 +171,20 @@ it("refuses an answer for a step the attempt has not dispatched yet, so it canno
     stepIndex,
     kind: "do",
     outcome: "ok",
-    result: { chargeId: "FORGED" },
+    result: { forged: "FORGED" },
   });
-  await expectRefused({ e2e, alerts }, [
-    {
-      id: "premature-charge",
-      body: answer(1),
-      names: `step 1 do of ${instanceId}: no such request was dispatched (chargePayment do last dispatched as none)`,
+  // An answer for each later step of the declared process (the scenario needs one at least).
+  const later = STEPS.slice(1);
+  expect(later.length, "steps after the first").toBeGreaterThan(0);
+  await expectRefused(
+    { e2e, alerts },
+    later.map((step, i) => ({
+      id: `premature-${step.name}`,
+      body: answer(i + 1),
+      names: `step ${i + 1} do of ${instanceId}: no such request was dispatched (${step.name} do last dispatched as none)`,
       orderId,
-    },
-    {
-      id: "premature-booking",
-      body: answer(2),
-      names: `step 2 do of ${instanceId}: no such request was dispatched (bookShipping do last dispatched as none)`,
-      orderId,
-    },
-  ]);
+    })),
+  );
   expect(await orchestration(e2e, orderId)).toMatchObject({
     runtimeStatus: "Running",
     customStatus: { stepIndex: 0 },

@@ -29,6 +29,9 @@ import { devhostCliIn } from "./globalSetup";
 
 export type { AppProcess } from "../../tools/appProcess";
 
+/** The app's host.json, at the repository's root. */
+const APP_HOST_JSON = path.join(__dirname, "..", "..", "host.json");
+
 /** Wrapper entries under test/support/apps find the transpiled app through this variable. */
 export const ORDER_APP_ENTRY_SETTING = "ORDER_APP_ENTRY";
 
@@ -42,6 +45,12 @@ export interface StartAppOptions {
   dataDir?: string;
   /** Default: the transpiled order app (APP_ENTRY). */
   appEntry?: string;
+  /**
+   * Run only these of the entry's functions (host.json "functions"). The devhost reads host.json in the entry's
+   * app root, so the entry is loaded through a wrapper in a temporary app root whose host.json is the app's own
+   * with this list added. Default: every function the entry registers.
+   */
+  functions?: readonly string[];
   /** App settings on top of the sample settings and E2E_SETTINGS. */
   settings?: Record<string, string>;
 }
@@ -88,12 +97,24 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
   const database = cosmos.database(stack.cosmos.database);
   const containers = { state: database.container("state"), leases: database.container("leases") };
 
+  /** A wrapper of `entry` in a temporary app root whose host.json (the app's own) lists only `functions`. */
+  function appRootWith(entry: string, functions: readonly string[]): string {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "e2e-app-root-"));
+    temps.push(root);
+    const hostJson = JSON.parse(fs.readFileSync(APP_HOST_JSON, "utf8")) as Record<string, unknown>;
+    fs.writeFileSync(path.join(root, "host.json"), JSON.stringify({ ...hostJson, functions }, null, 2));
+    const wrapper = path.join(root, "index.js");
+    fs.writeFileSync(wrapper, `"use strict";\nrequire(${JSON.stringify(entry)});\n`);
+    return wrapper;
+  }
+
   async function startApp(options: StartAppOptions = {}): Promise<AppProcess> {
     const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "e2e-child-"));
     if (!temps.includes(dataDir)) temps.push(dataDir);
+    const entry = options.appEntry ?? APP_ENTRY;
     const app = new AppProcess({
       cli,
-      appEntry: options.appEntry ?? APP_ENTRY,
+      appEntry: options.functions ? appRootWith(entry, options.functions) : entry,
       dataDir,
       // Each start gets its own log, so output() is this run's alone even when a data directory is reused.
       logFile: path.join(dataDir, `app-${Date.now()}-${running.size}.log`),

@@ -31,6 +31,25 @@ export function stepIndex(name: string, workflow: DeclaredSteps = orderWorkflowV
 }
 
 /**
+ * The index of the last step that calls a service other than `service`: where a scenario fails an order on its
+ * own while `service` is the one it disturbs for everyone (an outage, a breaker it must not open). Throws when
+ * every step calls `service`, since the scenario then has no step to fail.
+ */
+export function lastStepNotOn(service: string, workflow: DeclaredSteps = orderWorkflowV1): number {
+  for (let i = workflow.steps.length - 1; i >= 0; i--) if (workflow.steps[i]!.agent !== service) return i;
+  throw new Error(
+    `every step of ${workflow.name} v${workflow.version} calls ${service}: no other step to fail`,
+  );
+}
+
+/** Each step's status while step `index` is `status`: the earlier ones Succeeded, the later ones Pending. */
+export const stepStatusesAt = (
+  index: number,
+  status: string,
+  workflow: DeclaredSteps = orderWorkflowV1,
+): string[] => workflow.steps.map((_, i) => (i < index ? "Succeeded" : i === index ? status : "Pending"));
+
+/**
  * Where a test arms a fault meant for step `index`'s forward call (or, with "undo", its undo). The simulator's
  * faults name a service and an operation (and an order), not a step, so the call must be one no other step makes
  * before it, or the fault would land on that step first: throws, saying so, when the declaration shares it.

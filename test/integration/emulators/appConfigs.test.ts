@@ -13,6 +13,7 @@ import {
   type CosmosEmulator,
 } from "devhost/emulators";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AGENT_NAMES, agentRequestQueue } from "../../../src/domain";
 import { emulatorConfigFiles, sampleSettings } from "../../../tools/repository";
 
 const configs = emulatorConfigFiles();
@@ -50,12 +51,12 @@ describe("the app's queue config (infra/servicebus-emulator.config.json)", () =>
   it("declares the app's queues, with duplicate detection on agent requests and refusals and not on orders", () => {
     const settings = queueSettingsOf(loadEmulatorConfig(configs.serviceBus));
     const byName = new Map(settings.map((s) => [s.name, s]));
+    // One request queue per declared service (src/domain/process.ts), beside the app's own queues.
+    const requestQueues = AGENT_NAMES.map(agentRequestQueue);
     expect([...byName.keys()].sort()).toEqual(
       [
         "orders",
-        "inventory-requests",
-        "payment-requests",
-        "shipping-requests",
+        ...requestQueues,
         "agent-replies",
         "deadlines",
         "alerts",
@@ -63,13 +64,7 @@ describe("the app's queue config (infra/servicebus-emulator.config.json)", () =>
         "status-demo",
       ].sort(),
     );
-    for (const name of [
-      "inventory-requests",
-      "payment-requests",
-      "shipping-requests",
-      "deadlines",
-      "rejected-messages",
-    ]) {
+    for (const name of [...requestQueues, "deadlines", "rejected-messages"]) {
       expect(byName.get(name)?.requiresDuplicateDetection).toBe(true);
     }
     // Every submission reaches the app, which tells a resend from a conflicting version by the fingerprint.

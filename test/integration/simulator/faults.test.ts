@@ -92,10 +92,10 @@ it("repeats the same fault sequence for the same seed", async () => {
   const run = async (): Promise<number[]> => {
     const seeded = await startTestSimulator({ random: seededRandom(42) });
     try {
-      seeded.injectFault({ service: "shipping", kind: "transient", probability: 0.3 });
+      seeded.injectFault({ service: "payment", kind: "transient", probability: 0.3 });
       const statuses: number[] = [];
       for (let i = 0; i < 30; i += 1) {
-        const r = await post(`${seeded.url}/shipping/cancel`, { orderId: `O-${i}` }, `O-${i}:ship:undo`);
+        const r = await post(`${seeded.url}/payment/refund`, { orderId: `O-${i}` }, `O-${i}:charge:undo`);
         statuses.push(r.status);
       }
       return statuses;
@@ -153,8 +153,8 @@ describe("latency, hang and drop-response", () => {
 
 describe("fault API", () => {
   it("lists, deletes one and clears all faults", async () => {
-    const a = await addFault({ service: "shipping", kind: "transient" });
-    const b = await addFault({ service: "shipping", operation: "cancel", kind: "latency" });
+    const a = await addFault({ service: "payment", kind: "transient" });
+    const b = await addFault({ service: "payment", operation: "refund", kind: "latency" });
     expect(b).toMatchObject({ latencyMs: 1000, remaining: null, hits: 0 });
     expect((await faults()).map((f) => f.id)).toEqual([a.id, b.id]);
     expect((await call(`${sim.url}/_faults/${a.id}`, "DELETE")).status).toBe(204);

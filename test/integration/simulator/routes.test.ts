@@ -123,6 +123,17 @@ describe("payment", () => {
       { operation: "charge", applied: false, effect: { refused: "PaymentDeclined" } },
     ]);
   });
+
+  it("refuses an undo naming an id that is not the order's with 404", async () => {
+    await post(`${sim.url}/payment/charge`, { orderId: "O-7", amount: 10, currency: "EUR" }, "O-7:charge:do");
+    const wrong = await post(
+      `${sim.url}/payment/refund`,
+      { orderId: "O-7", chargeId: "CHG-999999" },
+      "O-7:charge:undo",
+    );
+    expect(wrong.status).toBe(404);
+    expect(wrong.body.code).toBe("NotFound");
+  });
 });
 
 describe("shipping", () => {
@@ -136,17 +147,6 @@ describe("shipping", () => {
       "O-6:ship:undo",
     );
     expect(cancelled.body).toEqual({ orderId: "O-6", undone: [booked.body.trackingNumber], noop: false });
-  });
-
-  it("refuses an undo naming an id that is not the order's with 404", async () => {
-    await post(`${sim.url}/shipping/book`, { orderId: "O-7", address }, "O-7:ship:do");
-    const wrong = await post(
-      `${sim.url}/shipping/cancel`,
-      { orderId: "O-7", trackingNumber: "TRK-999999" },
-      "O-7:ship:undo",
-    );
-    expect(wrong.status).toBe(404);
-    expect(wrong.body.code).toBe("NotFound");
   });
 });
 
@@ -199,7 +199,11 @@ describe("idempotency", () => {
       { orderId: "O-11", amount: 11, currency: "EUR" },
       "K-11",
     );
-    const otherRoute = await post(`${sim.url}/shipping/book`, { orderId: "O-11", address }, "K-11");
+    const otherRoute = await post(
+      `${sim.url}/inventory/reserve`,
+      { orderId: "O-11", items: [{ sku: "SKU-1", quantity: 1 }] },
+      "K-11",
+    );
     for (const r of [otherBody, otherRoute]) {
       expect(r.status).toBe(422);
       expect(r.body.code).toBe("IdempotencyKeyReuse");
@@ -230,10 +234,11 @@ describe("closed orders (tombstones)", () => {
   });
 
   it("closes an order on one service only, and also after an undo that reversed something", async () => {
-    await post(`${sim.url}/shipping/book`, { orderId: "O-13", address }, "O-13:ship:do");
-    await post(`${sim.url}/shipping/cancel`, { orderId: "O-13" }, "O-13:ship:undo");
-    const rebook = await post(`${sim.url}/shipping/book`, { orderId: "O-13", address }, "O-13:ship:do:2");
-    expect(rebook.status).toBe(409);
+    const items = [{ sku: "SKU-1", quantity: 1 }];
+    await post(`${sim.url}/inventory/reserve`, { orderId: "O-13", items }, "O-13:reserve:do");
+    await post(`${sim.url}/inventory/release`, { orderId: "O-13" }, "O-13:reserve:undo");
+    const again = await post(`${sim.url}/inventory/reserve`, { orderId: "O-13", items }, "O-13:reserve:do:2");
+    expect(again.status).toBe(409);
     const charge = await post(
       `${sim.url}/payment/charge`,
       { orderId: "O-13", amount: 10, currency: "EUR" },
@@ -295,7 +300,7 @@ describe("bad requests", () => {
     ["payment/charge", { orderId: "O", amount: 1, currency: "eur" }, "currency"],
     ["payment/refund", { orderId: "" }, "orderId"],
     ["shipping/book", { orderId: "O", address: { ...address, country: "Germany" } }, "address.country"],
-    ["shipping/cancel", [], "body"],
+    ["inventory/release", [], "body"],
   ])("POST /%s with %j gets 400 naming %s", async (path, body, field) => {
     const r = await post(`${sim.url}/${path}`, body, "bad");
     expect(r.status).toBe(400);
@@ -305,13 +310,13 @@ describe("bad requests", () => {
   });
 
   it("rejects a body that is not JSON", async () => {
-    const r = await post(`${sim.url}/shipping/book`, "{orderId:", "k", { raw: true });
+    const r = await post(`${sim.url}/payment/charge`, "{orderId:", "k", { raw: true });
     expect(r.status).toBe(400);
     expect(r.body.message).toMatch(/^body: expected JSON/);
   });
 
   it("refuses a body over 64 KiB with 413", async () => {
-    const r = await post(`${sim.url}/shipping/cancel`, { orderId: "O", pad: "x".repeat(70_000) }, "big");
+    const r = await post(`${sim.url}/payment/refund`, { orderId: "O", pad: "x".repeat(70_000) }, "big");
     expect(r.status).toBe(413);
     expect(r.body.code).toBe("PayloadTooLarge");
   });

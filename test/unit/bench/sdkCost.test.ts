@@ -3,7 +3,10 @@
 import { describe, expect, it } from "vitest";
 import type { StoreKindProfile } from "../../../bench/orderProfile";
 import { callsPerOrder } from "../../../bench/sdkCost";
+import { AGENT_NAMES, agentFunctionName, orderWorkflowV1 } from "../../../src/domain";
 import { orderProfile, storeRow } from "../../support/orderProfiles";
+
+const STEPS = orderWorkflowV1.steps;
 
 const row = (kind: string, operation: StoreKindProfile["operation"], perOrder: number) =>
   storeRow({ kind, operation, perOrder });
@@ -19,7 +22,13 @@ const profile = orderProfile({
     row("POST plan state", "metadata", 0.25),
   ],
   functions: {
-    executionsByFunctionPerOrder: { inventoryAgent: 1, paymentAgent: 1, shippingAgent: 1, agentReplies: 3 },
+    // Each service's agent once per step that calls it (the declared process's), and one reply per step.
+    executionsByFunctionPerOrder: {
+      ...Object.fromEntries(
+        AGENT_NAMES.map((agent) => [agentFunctionName(agent), STEPS.filter((s) => s.agent === agent).length]),
+      ),
+      agentReplies: STEPS.length,
+    },
   },
 });
 
@@ -36,7 +45,8 @@ describe("calls per order", () => {
     const calls = callsPerOrder(profile);
     expect(calls.busSend).toBe(13);
     expect(calls.busReceiveComplete).toBe(7);
-    expect(calls.fetchCall).toBe(3);
+    // The agents' executions, not the replies'.
+    expect(calls.fetchCall).toBe(STEPS.length);
     // One start and three raised events; the devhost serves each, and the front door's POST.
     expect(calls.durableClientCall).toBe(4);
     expect(calls.httpServed).toBe(5);
