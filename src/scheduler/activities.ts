@@ -257,7 +257,9 @@ export async function recordReply(
       if (outcome.kind !== "written" && outcome.kind !== "unchanged")
         return { kind: "stop", reason: fenced(outcome).reason };
       if (outcome.record.processState === "Processed") {
-        if (outcome.kind === "written") await deps.notifications.status(log, outcome.record, "processed");
+        // Also when unchanged: this is the activity run again after a crash between the write and the send, and
+        // the submitter waits for this message. A repeat is possible; a loss would not be.
+        await deps.notifications.status(log, outcome.record, "processed");
         return { kind: "finished", processState: "Processed" };
       }
       // Sends the request the write recorded (its dispatch is then a no-op), or dispatches it if it did not.
@@ -293,7 +295,8 @@ export async function recordReply(
     if (outcome.kind !== "written" && outcome.kind !== "unchanged")
       return { kind: "stop", reason: fenced(outcome).reason };
     if (outcome.record.processState === "Compensated") {
-      if (outcome.kind === "written") await deps.notifications.status(log, outcome.record, "compensated");
+      // Also when unchanged, as "processed" above: the final status is sent at least once.
+      await deps.notifications.status(log, outcome.record, "compensated");
       return { kind: "finished", processState: "Compensated" };
     }
     // Sends the undo request the write recorded (its dispatch is then a no-op), or dispatches it if it did not.
