@@ -44,8 +44,8 @@ it("names what is wrong with a malformed definition", () => {
 
 it("refuses a step calling an operation its service does not declare (src/domain/process.ts)", () => {
   const last = orderWorkflowV1.steps.at(-1)!;
-  const step = { ...last, name: "notifyCustomer", doOperation: "notify" };
+  const step = { ...last, name: "notifyCustomer", doOperation: "undeclared" };
   expect(() => workflows.registerWorkflow({ name: "order", version: 3, steps: [step] })).toThrow(
-    `step notifyCustomer calls ${last.agent}/notify, an operation SERVICES.${last.agent}.operations in src/domain/process.ts does not declare`,
+    `step notifyCustomer calls ${last.agent}/undeclared, an operation SERVICES.${last.agent}.operations in src/domain/process.ts does not declare`,
   );
 });
