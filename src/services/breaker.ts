@@ -113,8 +113,11 @@ export class ServiceBreaker {
     });
   }
 
-  /** The service answered (2xx or a 4xx refusal): it is up. Costs no write while it was closed and healthy. */
-  async onSuccess(log: Logger): Promise<void> {
+  /**
+   * The service answered `orderId`'s call (2xx or a 4xx refusal): it is up. Costs no write while it was closed and
+   * healthy.
+   */
+  async onSuccess(orderId: string, log: Logger): Promise<void> {
     await this.change(log, async (record, now) => {
       const counts = closesOnSuccess(record)
         ? {
@@ -122,7 +125,7 @@ export class ServiceBreaker {
             outlasted: record.openedAt ? await this.deps.counts.outlasted(record.openedAt) : 0,
           }
         : null;
-      return recordSuccess(record, now, counts);
+      return recordSuccess(record, orderId, now, counts);
     });
   }
 

@@ -75,7 +75,7 @@ describe("the shared circuit breaker", () => {
     const [first, second] = await Promise.all([a.admit("ORD-X", log), b.admit("ORD-Y", log)]);
     expect([first.allowed, second.allowed].sort()).toEqual([false, true]);
     const prober = first.allowed ? a : b;
-    await prober.onSuccess(log);
+    await prober.onSuccess(first.allowed ? "ORD-X" : "ORD-Y", log);
     later(1.5);
     expect(await a.admit("ORD-Z", log)).toEqual({ allowed: true });
     expect(await b.admit("ORD-Z", log)).toEqual({ allowed: true });
