@@ -93,6 +93,20 @@ describe("the shared circuit breaker", () => {
     expect(alerts[1]!.reason).toContain("9 parked orders resume");
   });
 
+  it("counts every failure of calls that fail at once in one instance (an outage's burst)", async () => {
+    // payment, whose first outage's alerts the first test sent: inventory's are the crashed instance's below, and
+    // the alerts queue would drop them as duplicates of these.
+    await reset("payment");
+    const [a] = twoInstances("payment");
+    await Promise.all(
+      Array.from({ length: BREAKER.failureThreshold }, (_, i) => a.onFailure(`ORD-${i}`, log)),
+    );
+    expect(await a.admit("ORD-X", log)).toEqual({
+      allowed: false,
+      until: new Date(clock.getTime() + 10_000),
+    });
+  });
+
   it("does not open for one order's failures", async () => {
     await reset("shipping");
     const [a] = twoInstances("shipping");
