@@ -7,9 +7,11 @@
  * open ──(retryAt reached: the first call takes the probe)──▶ halfOpen
  * halfOpen ──(the probe succeeds)──▶ closed          halfOpen ──(the probe fails)──▶ open, for twice as long
  *
- * Twice as long only when the probe came from an order that had not failed on this service in the outage: a few
- * orders whose own requests keep failing (three poison payloads at once) may open the circuit, but their failed
- * probes must not stretch a false outage to minutes for every other order waiting.
+ * Twice as long only when the probe came from an order whose calls had not failed on this service lately (its
+ * suspects): a few orders whose own requests keep failing (three poison payloads at once) may open the circuit,
+ * but their failed probes must not stretch a false outage to minutes for every other order waiting. The suspects
+ * outlive the streak and the outage: a poison order fails, a success in between resets the streak, and its next
+ * attempt, often the probe of a later false outage, fails again just the same.
  *
  * Failures must come from several orders because one order whose own payload always fails the service is that
  * order's problem, not an outage: it must spend its own retry budget and end in Error, while the service keeps
@@ -25,12 +27,15 @@ export const BREAKER = {
   failureThreshold: 5,
   /** ...when they came from at least this many different orders. */
   distinctOrders: 3,
+  /** The orders of the failure streak (failingOrders) a record remembers. */
+  streakOrdersKept: 20,
   /**
-   * The failing orders a record remembers in an outage: those whose failures opened it and those whose probes
-   * failed. A failed probe by one of them is weak evidence (its own request may be what fails), so it does not
-   * lengthen the open period, and the starter lets another order probe first.
+   * The orders whose calls failed here lately (suspects) a record remembers. A failed probe by one of them is weak
+   * evidence (its own request may be what fails), so it does not lengthen the open period, and the starter lets
+   * another order probe first. Enough for every order retrying a failure at once in a quiet hour, when a few
+   * poison orders can open a breaker; under load their failures never make a streak.
    */
-  suspectsKept: 20,
+  suspectsKept: 50,
   /** Each failed probe doubles the open period, up to this. */
   maxOpenSeconds: 300,
   /**
@@ -65,9 +70,15 @@ export const breakerRecordSchema = z.looseObject({
   failures: z.number().int().nonnegative(),
   /**
    * The orders those failures came from, and in an outage those whose probes failed: the latest
-   * BREAKER.suspectsKept of them.
+   * BREAKER.streakOrdersKept of them.
    */
   failingOrders: z.array(z.string()),
+  /**
+   * The orders whose last call here failed, the latest BREAKER.suspectsKept (isSuspect). Another order's success
+   * does not clear them, nor does a closing; the order's own success does. Default []: records written before it
+   * existed.
+   */
+  suspects: z.array(z.string()).default([]),
   /** Start of the current outage (first opening); null while closed. */
   openedAt: isoTimestamp.nullable(),
   /** While open: when the next probe may start. */
@@ -112,6 +123,7 @@ export function closedBreaker(service: AgentName, now: Date): BreakerRecord {
     orderId: id,
     service,
     ...closedState(),
+    suspects: [],
     outages: 0,
     alerts: [],
     updatedAt: now.toISOString(),
@@ -177,20 +189,22 @@ export function unavailableUntil(record: BreakerRecord, now: Date): Date | null 
 /** Would this failure open the circuit? (The caller then counts the waiting orders for the alert.) */
 export function opensOnFailure(record: BreakerRecord, orderId: string): boolean {
   if (record.state !== "closed") return false;
-  const orders = withOrder(record.failingOrders, orderId);
+  const orders = withOrder(record.failingOrders, orderId, BREAKER.streakOrdersKept);
   return record.failures + 1 >= BREAKER.failureThreshold && orders.length >= BREAKER.distinctOrders;
 }
 
-function withOrder(orders: readonly string[], orderId: string): string[] {
-  return orders.includes(orderId) ? [...orders] : [...orders, orderId].slice(-BREAKER.suspectsKept);
+/** `orders` with `orderId` as the latest, at most `kept` of them. */
+function withOrder(orders: readonly string[], orderId: string, kept: number): string[] {
+  return [...orders.filter((o) => o !== orderId), orderId].slice(-kept);
 }
 
 /**
- * Has `orderId` failed on this service in the current outage (or the failure streak)? Its probe's failure then
- * says little about the service, and another order should probe first.
+ * Have `orderId`'s calls failed on this service lately (suspects), or in the current streak or outage? Its probe's
+ * failure then says little about the service, and another order should probe first. (failingOrders too, for a
+ * record written before suspects existed.)
  */
 export const isSuspect = (record: BreakerRecord, orderId: string): boolean =>
-  record.failingOrders.includes(orderId);
+  record.suspects.includes(orderId) || record.failingOrders.includes(orderId);
 
 /**
  * A failed call (5xx, 408, 429, timeout, network error). Returns the record to write, or null when nothing
@@ -214,16 +228,19 @@ export function recordFailure(
       ...record,
       state: "open",
       probe: null,
-      failingOrders: withOrder(record.failingOrders, orderId),
+      failingOrders: withOrder(record.failingOrders, orderId, BREAKER.streakOrdersKept),
+      suspects: withOrder(record.suspects, orderId, BREAKER.suspectsKept),
       failedProbes,
       suspectProbes: record.suspectProbes + (suspect ? 1 : 0),
       retryAt: later(now, openSeconds(settings, failedProbes)).toISOString(),
       updatedAt: at,
     };
   }
-  const failingOrders = withOrder(record.failingOrders, orderId);
+  const failingOrders = withOrder(record.failingOrders, orderId, BREAKER.streakOrdersKept);
+  const suspects = withOrder(record.suspects, orderId, BREAKER.suspectsKept);
   const failures = record.failures + 1;
-  if (!opensOnFailure(record, orderId)) return { ...record, failures, failingOrders, updatedAt: at };
+  if (!opensOnFailure(record, orderId))
+    return { ...record, failures, failingOrders, suspects, updatedAt: at };
   const outages = record.outages + 1;
   const retryAt = later(now, openSeconds(settings, 0)).toISOString();
   return {
@@ -231,6 +248,7 @@ export function recordFailure(
     state: "open",
     failures,
     failingOrders,
+    suspects,
     openedAt: at,
     retryAt,
     failedProbes: 0,
@@ -257,22 +275,28 @@ export interface RecoveryCounts {
   outlasted: number;
 }
 
-/** A call the service answered (any 2xx or 4xx: it is up). Null when nothing changes. */
+/** `orderId`'s call was answered (any 2xx or 4xx: the service is up). Null when nothing changes. */
 export function recordSuccess(
   record: BreakerRecord,
+  orderId: string,
   now: Date,
   counts: RecoveryCounts | null,
 ): BreakerRecord | null {
   const at = now.toISOString();
+  // Its own request works after all: no longer a suspect.
+  const suspects = record.suspects.filter((o) => o !== orderId);
   if (record.state === "closed") {
-    return record.failures === 0 && record.failingOrders.length === 0
+    return record.failures === 0 &&
+      record.failingOrders.length === 0 &&
+      suspects.length === record.suspects.length
       ? null
-      : { ...record, failures: 0, failingOrders: [], updatedAt: at };
+      : { ...record, failures: 0, failingOrders: [], suspects, updatedAt: at };
   }
   const seconds = record.openedAt ? Math.round((now.getTime() - Date.parse(record.openedAt)) / 1000) : 0;
   return {
     ...record,
     ...closedState(),
+    suspects,
     alerts: withAlert(
       record.alerts,
       record.service,

@@ -71,7 +71,7 @@ export interface RemoteServiceOptions {
 export interface CallGate {
   admit(orderId: string, log: Logger): Promise<CallAdmission>;
   onFailure(orderId: string, log: Logger): Promise<void>;
-  onSuccess(log: Logger): Promise<void>;
+  onSuccess(orderId: string, log: Logger): Promise<void>;
 }
 
 /** A response the retry layer may retry: 408, 429 and 5xx. */
@@ -197,7 +197,7 @@ export class RemoteServiceClient {
               // A 4xx is the service's answer (a refusal), not a failed call: the breaker counts it as a success, and
               // the span still shows it as an error.
               if (res.status >= 400) failed(span, new Error(`HTTP ${res.status}`));
-              await this.options.breaker.onSuccess(call.log);
+              await this.options.breaker.onSuccess(call.orderId, call.log);
               return { status: res.status, body: parsed };
             } catch (error) {
               // Timeouts, network errors and injected faults count like 5xx: the breaker cannot tell them from an

@@ -30,6 +30,14 @@ export const BREAKER_CACHE_MS = 1_000;
 /** Writers re-read and re-decide after a lost race (412) this many times; the breaker is advisory after that. */
 const MAX_RACES = 3;
 
+/** A change the record is waiting for: decided on the record as it is when its turn comes. */
+type Decide = (record: BreakerRecord, now: Date) => Promise<BreakerRecord | null>;
+interface QueuedChange {
+  decide: Decide;
+  log: Logger;
+  done: () => void;
+}
+
 /** A call may start, or not before `until`. */
 export type CallAdmission = { allowed: true } | { allowed: false; until: Date };
 
@@ -60,6 +68,9 @@ export interface ServiceBreakerDependencies {
  */
 export class ServiceBreaker {
   private cached: { record: BreakerRecord; readAt: number } | undefined;
+  /** Failures and successes reported while this instance's last write is under way (see change). */
+  private queued: QueuedChange[] = [];
+  private writing = false;
 
   constructor(
     readonly service: AgentName,
@@ -113,8 +124,11 @@ export class ServiceBreaker {
     });
   }
 
-  /** The service answered (2xx or a 4xx refusal): it is up. Costs no write while it was closed and healthy. */
-  async onSuccess(log: Logger): Promise<void> {
+  /**
+   * The service answered `orderId`'s call (2xx or a 4xx refusal): it is up. Costs no write while it was closed and
+   * healthy.
+   */
+  async onSuccess(orderId: string, log: Logger): Promise<void> {
     await this.change(log, async (record, now) => {
       const counts = closesOnSuccess(record)
         ? {
@@ -122,7 +136,7 @@ export class ServiceBreaker {
             outlasted: record.openedAt ? await this.deps.counts.outlasted(record.openedAt) : 0,
           }
         : null;
-      return recordSuccess(record, now, counts);
+      return recordSuccess(record, orderId, now, counts);
     });
   }
 
@@ -137,25 +151,66 @@ export class ServiceBreaker {
     return due.length;
   }
 
-  private async change(
-    log: Logger,
-    decide: (record: BreakerRecord, now: Date) => Promise<BreakerRecord | null>,
-  ): Promise<void> {
+  /**
+   * Applies `decide` to the record; resolves once it is written (or given up). One write at a time per instance:
+   * the changes reported meanwhile wait, then go in one write, each decided on the record the one before made.
+   * Concurrent writers of one instance would race each other on the record's etag, and the calls of an outage fail
+   * in bursts: with each writer giving up after MAX_RACES lost races, a burst of six failures from four orders once
+   * left two of them uncounted, and the breaker opened late, or (with fewer calls) not at all. Now only other
+   * instances can race a write.
+   */
+  private change(log: Logger, decide: Decide): Promise<void> {
+    return new Promise((done) => {
+      this.queued.push({ decide, log, done });
+      this.writeQueued();
+    });
+  }
+
+  private writeQueued(): void {
+    if (this.writing) return;
+    this.writing = true;
+    void (async () => {
+      while (this.queued.length > 0) {
+        const batch = this.queued.splice(0);
+        try {
+          await this.apply(batch);
+        } finally {
+          for (const change of batch) change.done();
+        }
+      }
+    })().finally(() => {
+      this.writing = false;
+      // A change queued between the loop's last look and here.
+      if (this.queued.length > 0) this.writeQueued();
+    });
+  }
+
+  /** Decides every change of `batch` in turn and writes the outcome once; a lost race re-reads and decides again. */
+  private async apply(batch: readonly QueuedChange[]): Promise<void> {
+    const log = batch[0]!.log;
     try {
       for (let race = 0; race < MAX_RACES; race++) {
         const record = race === 0 ? await this.current() : await this.read();
-        const next = await decide(record, this.deps.now());
-        if (next === null) return;
+        let next = record;
+        const moves: Array<{ log: Logger; from: string; to: string }> = [];
+        for (const change of batch) {
+          const decided = await change.decide(next, this.deps.now());
+          if (decided === null) continue;
+          if (decided.state !== next.state)
+            moves.push({ log: change.log, from: next.state, to: decided.state });
+          next = decided;
+        }
+        if (next === record) return;
         const written = await this.write(next, record);
         if (!written) continue;
-        if (written.state !== record.state) {
-          log.warn(`${this.service}: circuit ${record.state} → ${written.state}`);
-        }
+        for (const move of moves) move.log.warn(`${this.service}: circuit ${move.from} → ${move.to}`);
         if (unsentAlerts(written).length > unsentAlerts(record).length)
-          await this.sendAlerts(log, unsentAlerts(written));
+          await this.sendAlerts(moves.at(-1)?.log ?? log, unsentAlerts(written));
         return;
       }
-      log.warn(`${this.service}: circuit breaker update lost ${MAX_RACES} races; left to the next call`);
+      log.warn(
+        `${this.service}: circuit breaker update lost ${MAX_RACES} races to other instances; left to the next call`,
+      );
     } catch (error) {
       log.warn(`${this.service}: circuit breaker not updated (${String(error)})`);
     }

@@ -1,7 +1,8 @@
 // Injected faults. A fault matches by service, and optionally by operation and order; it fires on the next
 // `count` matching calls, with `probability` per call, or (neither given) on every matching call.
 // Every firing latency fault adds its delay; of the other kinds, the first firing one in creation order
-// decides the call, and only that one is consumed, so faults queue up: "two 503s, then a 400".
+// decides the call, and only that one is consumed, so faults queue up: "two 503s, then a 400". A fault that
+// `overrides` comes before all others: an outage decides every call while it lasts.
 import type { FaultKind, FaultSpec } from "./schemas";
 
 export interface Fault extends FaultSpec {
@@ -13,6 +14,8 @@ export interface Fault extends FaultSpec {
   hits: number;
   /** The same, per order: how hard each order's calls hit an outage. */
   hitsByOrder: Record<string, number>;
+  /** The same, one entry per call, oldest first: when the fault decided (or delayed) which order's call. */
+  hitLog: Array<{ orderId: string; at: string }>;
 }
 
 export interface FaultDecision {
@@ -39,13 +42,14 @@ export class FaultRegistry {
       remaining: spec.count ?? null,
       hits: 0,
       hitsByOrder: {},
+      hitLog: [],
     };
     this.faults.push(fault);
     return fault;
   }
 
   list(): Fault[] {
-    return this.faults.map((f) => ({ ...f, hitsByOrder: { ...f.hitsByOrder } }));
+    return this.faults.map((f) => ({ ...f, hitsByOrder: { ...f.hitsByOrder }, hitLog: [...f.hitLog] }));
   }
 
   remove(id: string): boolean {
@@ -59,14 +63,16 @@ export class FaultRegistry {
     this.nextId = 1;
   }
 
-  decide(service: string, operation: string, orderId: string): FaultDecision {
+  decide(service: string, operation: string, orderId: string, now: Date): FaultDecision {
     const decision: FaultDecision = { delayMs: 0 };
-    for (const fault of this.faults) {
+    const inTurn = [...this.faults.filter((f) => f.overrides), ...this.faults.filter((f) => !f.overrides)];
+    for (const fault of inTurn) {
       if (!matches(fault, service, operation, orderId)) continue;
       if (fault.kind !== "latency" && decision.outcome) continue;
       if (!this.fires(fault)) continue;
       fault.hits += 1;
       fault.hitsByOrder[orderId] = (fault.hitsByOrder[orderId] ?? 0) + 1;
+      fault.hitLog.push({ orderId, at: now.toISOString() });
       if (fault.remaining !== null) fault.remaining -= 1;
       if (fault.kind === "latency") decision.delayMs += fault.latencyMs ?? DEFAULT_LATENCY_MS;
       else decision.outcome = fault as FaultDecision["outcome"];

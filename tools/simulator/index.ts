@@ -177,7 +177,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
 
     // Faults act before the operation, like a sick service or network in front of it, except
     // drop-response, which loses the reply of an operation that did run.
-    const decision = at.faults.decide(service, name, body.orderId);
+    const decision = at.faults.decide(service, name, body.orderId, new Date());
     if (decision.delayMs > 0) {
       try {
         await delay(decision.delayMs, undefined, { signal: stopping.signal });

@@ -31,6 +31,11 @@ const faultFields = {
   probability: z.number().min(0).max(1).optional(),
   latencyMs: z.number().int().min(0).max(600_000).optional(),
   status: z.number().int().optional(),
+  /**
+   * Decides a call before every fault without it, whatever their order: an outage answers every call, the calls of
+   * an order that has its own faults too (those wait until it is over).
+   */
+  overrides: z.boolean().optional(),
 };
 export type FaultSpec = z.infer<z.ZodObject<typeof faultFields>>;
 

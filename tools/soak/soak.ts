@@ -6,6 +6,7 @@
 import fs from "node:fs";
 import {
   ALERT_RESEND_AFTER_SECONDS,
+  BREAKER,
   PROCESS_STATES,
   TERMINAL_STATES,
   type BreakerRecord,
@@ -16,7 +17,7 @@ import { AppProcess } from "../appProcess";
 import { FAST_TIMINGS } from "../fastTimings";
 import { startLocalStack } from "../localStack";
 import { seededRandom } from "../seededRandom";
-import { SERVICES, type LedgerEntry, type Service, type Simulator } from "../simulator";
+import { SERVICES, type Fault, type LedgerEntry, type Service, type Simulator } from "../simulator";
 import {
   SCENARIOS,
   SCENARIO_NAMES,
@@ -124,6 +125,54 @@ export function serviceOutages(alerts: readonly ObservedAlert[]): ServiceOutage[
   return [...outages.values()].sort((a, b) => a.service.localeCompare(b.service) || a.outage - b.outage);
 }
 
+/**
+ * How long after the simulator answered a call the app has surely recorded its failure on the service's breaker
+ * (one write to the store, right after the answer arrives: 0.3 s at most in runs on a throttled CPU). A failure
+ * answered less than this before a SIGKILL may have died with the process.
+ */
+export const OUTAGE_RECORD_MARGIN_MS = 2_000;
+
+/** What the declared outage did to the app's calls, from the simulator's side. */
+export interface OutageEvidence {
+  /** Calls the outage failed, and how many orders they were for. */
+  calls: number;
+  orders: number;
+  /**
+   * Of those, the calls answered at least OUTAGE_RECORD_MARGIN_MS before the app was killed and before the outage
+   * ended: failures the app lived to record on the breaker while the outage lasted.
+   */
+  recorded: { calls: number; orders: number };
+  /**
+   * Whether the recorded ones meet the breaker's rule (BREAKER.failureThreshold failed calls from
+   * BREAKER.distinctOrders orders). The breaker's record is shared and survives kills, and during the outage every
+   * call of the service fails, so no answer resets the count (bar a success answered just before the outage began
+   * and written after its first failures, which nothing outside the app can see): the breaker must have opened.
+   * When they do not (kills and a loaded machine left the app little time to call the service), its opening
+   * proves nothing either way.
+   */
+  opensBreaker: boolean;
+}
+
+/** The declared outage's evidence, from the calls it failed (the fault's hitLog), its end and the kills. */
+export function outageEvidence(
+  hits: ReadonlyArray<{ orderId: string; at: string }>,
+  endedAt: number,
+  kills: readonly KillWindow[],
+): OutageEvidence {
+  const recorded = hits.filter((hit) => {
+    const at = Date.parse(hit.at);
+    const settledAt = at + OUTAGE_RECORD_MARGIN_MS;
+    return settledAt <= endedAt && !kills.some((k) => k.killedAt >= at && k.killedAt < settledAt);
+  });
+  const orders = (of: typeof hits) => new Set(of.map((hit) => hit.orderId)).size;
+  return {
+    calls: hits.length,
+    orders: orders(hits),
+    recorded: { calls: recorded.length, orders: orders(recorded) },
+    opensBreaker: recorded.length >= BREAKER.failureThreshold && orders(recorded) >= BREAKER.distinctOrders,
+  };
+}
+
 /** The outage alerted open before the declared window ended and closed after it began, if there is one. */
 export function declaredOutage(
   result: Pick<SoakResult, "outageWindow" | "serviceOutages">,
@@ -164,6 +213,8 @@ export interface SoakResult {
   breakers: BreakerRecord[];
   /** When the declared outage (options.outage) began and ended, in ISO time; undefined without one. */
   outageWindow: { service: string; from: string; to: string } | undefined;
+  /** The calls the declared outage failed, and whether they had to open its service's breaker. */
+  outageEvidence: OutageEvidence | undefined;
   /** Each outage a service's breaker alerted, with when it was alerted open and closed (ISO, from the alerts). */
   serviceOutages: ServiceOutage[];
   ledger: LedgerEntry[];
@@ -245,6 +296,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       },
     );
 
+    // The declared outage's fault while it lasts, and the calls it failed.
+    let outageFault: Fault | undefined;
     const killing = (async () => {
       const [minGap, maxGap] = options.killGapSeconds ?? [6, 14];
       for (let k = 0; k < (options.kills ?? 0); k++) {
@@ -252,6 +305,15 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         // Kill mid-step: wait (briefly) until some attempt is under way.
         for (let wait = 0; wait < 40 && latest.Processing + latest.Compensating === 0 && !allDone(); wait++)
           await sleep(250);
+        // Nor within OUTAGE_RECORD_MARGIN_MS of a call the outage failed: its failure may not be on the breaker
+        // yet, and the kill would take it along. The outage's breaker then has every failure to count, so the
+        // test can require it to open whenever the app made enough calls (outageEvidence).
+        for (;;) {
+          const last = outageFault?.hitLog.at(-1);
+          const wait = last ? Date.parse(last.at) + OUTAGE_RECORD_MARGIN_MS - Date.now() : 0;
+          if (wait <= 0) break;
+          await sleep(wait);
+        }
         if (allDone()) break;
         const killedAt = Date.now();
         await app.kill();
@@ -265,11 +327,15 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     })();
 
     let outageWindow: SoakResult["outageWindow"];
+    let outageHits: Array<{ orderId: string; at: string }> = [];
     const outage = (async () => {
       if (!options.outage) return;
       const { service, afterSeconds, seconds } = options.outage;
       await sleep(Math.max(0, started + afterSeconds * 1000 - Date.now()));
-      const fault = stack.simulator.injectFault({ service, kind: "transient", status: 503 });
+      // overrides: every call fails while it lasts, also an order's whose own planned fault would have answered
+      // 400 (a refusal is an answer: the breaker would take it for the service being up, and count afresh).
+      const fault = stack.simulator.injectFault({ service, kind: "transient", status: 503, overrides: true });
+      outageFault = fault;
       const from = new Date().toISOString();
       log(
         `outage: ${service} answers 503 to every call from ${((Date.now() - started) / 1000).toFixed(1)} s`,
@@ -277,8 +343,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       await sleep(seconds * 1000);
       stack.simulator.removeFault(fault.id);
       outageWindow = { service, from, to: new Date().toISOString() };
+      outageHits = fault.hitLog;
       log(
-        `outage: ${service} is back at ${((Date.now() - started) / 1000).toFixed(1)} s (${fault.hits} calls hit it)`,
+        `outage: ${service} is back at ${((Date.now() - started) / 1000).toFixed(1)} s ` +
+          `(${fault.hits} calls from ${Object.keys(fault.hitsByOrder).length} orders hit it)`,
       );
     })();
 
@@ -375,6 +443,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       records,
       breakers,
       outageWindow,
+      outageEvidence: outageWindow
+        ? outageEvidence(outageHits, Date.parse(outageWindow.to), kills)
+        : undefined,
       serviceOutages: serviceOutages(alerts.alerts),
       ledger,
       appLog: app.logFile,
@@ -441,6 +512,17 @@ function describeBreaker(b: BreakerRecord): string {
       : ` until ${b.state === "open" ? b.retryAt : b.probe?.until}, ${b.failedProbes} failed probes + ` +
         `${b.suspectProbes} by suspects`;
   return `${b.service} ${b.state}${open} (${b.outages} outage${b.outages === 1 ? "" : "s"})`;
+}
+
+function describeOutageEvidence(e: OutageEvidence): string {
+  const rule = `${BREAKER.failureThreshold} from ${BREAKER.distinctOrders} orders`;
+  return (
+    `Declared outage: failed ${e.calls} calls from ${e.orders} orders; ${e.recorded.calls} from ` +
+    `${e.recorded.orders} orders answered ${OUTAGE_RECORD_MARGIN_MS / 1000} s before a kill or its end, ` +
+    (e.opensBreaker
+      ? `which meets the breaker's rule (${rule}): its breaker must open`
+      : `short of the breaker's rule (${rule}): whether its breaker opened is not checked`)
+  );
 }
 
 function describeOutage(o: ServiceOutage): string {
@@ -526,6 +608,7 @@ export function formatSoakSummary(result: SoakResult, title = "Soak run"): strin
       (result.outageWindow
         ? ` (declared: ${result.outageWindow.service} ${result.outageWindow.from} to ${result.outageWindow.to})`
         : ""),
+    ...(result.outageEvidence ? [describeOutageEvidence(result.outageEvidence)] : []),
     downtime.length > 0
       ? `Kills: ${downtime.length}, app back after ${downtime.map((ms) => (ms / 1000).toFixed(1)).join(", ")} s`
       : "Kills: none",

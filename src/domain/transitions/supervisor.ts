@@ -14,7 +14,8 @@ export interface ExpireContext {
   backoffSeconds: number;
   /**
    * A fault of the app's own store or bus during the attempt (src/domain/infraFaults.ts), if there was one: the
-   * attempt then waits like one that met a downstream outage, without counting, up to outageMaxSeconds.
+   * attempt then waits like one that met a downstream outage, without counting, up to outageMaxSeconds, unless it
+   * ended on its service's failure (endedOnServiceFailure).
    */
   infraFault?: { part: InfraPart; detail: string } | undefined;
   outageMaxSeconds?: number;
@@ -30,6 +31,16 @@ export function attemptStartedAt(record: StateRecord): Date {
     if (entry.event === "claimed" && entry.attempt === record.attempt) return new Date(entry.at);
   }
   return new Date(record.updatedAt);
+}
+
+/**
+ * Did the attempt end early on the agent's answer that the service failed every call (stepFailedTransient, or an
+ * undo's transient compensationStepFailed)? Both end it at that error's time. Its cause is then known and is not the
+ * app's infrastructure: whatever store or bus fault was noted meanwhile, somewhere in the app, the answer went out
+ * and was recorded.
+ */
+export function endedOnServiceFailure(record: StateRecord): boolean {
+  return record.lastError !== null && record.completeBy === record.lastError.at;
 }
 
 /**
@@ -55,7 +66,15 @@ export function expire(record: StateRecord, ctx: ExpireContext): TransitionResul
     return refuse(record, "expire", "NotExpired", `completeBy ${record.completeBy} has not passed`);
   }
   const { infraFault } = ctx;
-  if (infraFault && !outageOutlasted(record, ctx.now, ctx.outageMaxSeconds ?? 0)) {
+  // Only an attempt that ran out of time can owe its failure to the app's own store or bus. One that ended on its
+  // service's failure counts like any other: an order whose own request makes the service fail must reach Error,
+  // not come back for an hour because some send elsewhere was slow (SLOW_SEND_MS) while it ran, failing its calls
+  // again and again, and probing the service's breaker with them.
+  if (
+    infraFault &&
+    !endedOnServiceFailure(record) &&
+    !outageOutlasted(record, ctx.now, ctx.outageMaxSeconds ?? 0)
+  ) {
     // Not the order's failure: the app itself could not send or record its steps. Back after the first back-off.
     return commit(
       record,

@@ -75,7 +75,7 @@ describe("the shared circuit breaker", () => {
     const [first, second] = await Promise.all([a.admit("ORD-X", log), b.admit("ORD-Y", log)]);
     expect([first.allowed, second.allowed].sort()).toEqual([false, true]);
     const prober = first.allowed ? a : b;
-    await prober.onSuccess(log);
+    await prober.onSuccess(first.allowed ? "ORD-X" : "ORD-Y", log);
     later(1.5);
     expect(await a.admit("ORD-Z", log)).toEqual({ allowed: true });
     expect(await b.admit("ORD-Z", log)).toEqual({ allowed: true });
@@ -91,6 +91,20 @@ describe("the shared circuit breaker", () => {
     ]);
     expect(alerts[0]!.reason).toContain("12 orders are not finished");
     expect(alerts[1]!.reason).toContain("9 parked orders resume");
+  });
+
+  it("counts every failure of calls that fail at once in one instance (an outage's burst)", async () => {
+    // payment, whose first outage's alerts the first test sent: inventory's are the crashed instance's below, and
+    // the alerts queue would drop them as duplicates of these.
+    await reset("payment");
+    const [a] = twoInstances("payment");
+    await Promise.all(
+      Array.from({ length: BREAKER.failureThreshold }, (_, i) => a.onFailure(`ORD-${i}`, log)),
+    );
+    expect(await a.admit("ORD-X", log)).toEqual({
+      allowed: false,
+      until: new Date(clock.getTime() + 10_000),
+    });
   });
 
   it("does not open for one order's failures", async () => {

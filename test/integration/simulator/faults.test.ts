@@ -77,6 +77,26 @@ describe("transient and permanent faults", () => {
     expect(reserve.status).toBe(503);
   });
 
+  it("lets an overriding fault (an outage) decide before the faults created earlier, which wait until it is gone", async () => {
+    await addFault({ service: "payment", orderId: "O-o", operation: "charge", kind: "permanent", count: 1 });
+    const outage = await addFault({ service: "payment", kind: "transient", overrides: true });
+    const before = new Date().toISOString();
+    expect((await charge("O-o", "O-o:charge:do")).status).toBe(503);
+    expect((await charge("O-x", "O-x:charge:do")).status).toBe(503);
+    expect((await faults()).find((f) => f.id === outage.id)).toMatchObject({
+      hits: 2,
+      hitsByOrder: { "O-o": 1, "O-x": 1 },
+      hitLog: [
+        { orderId: "O-o", at: expect.any(String) },
+        { orderId: "O-x", at: expect.any(String) },
+      ],
+    });
+    const [first] = (await faults()).find((f) => f.id === outage.id)!.hitLog;
+    expect(first!.at >= before).toBe(true);
+    await call(`${sim.url}/_faults/${outage.id}`, "DELETE");
+    expect((await charge("O-o", "O-o:charge:do")).status).toBe(400);
+  });
+
   it("fires a probability fault when random() is below p", async () => {
     await addFault({ service: "payment", kind: "transient", probability: 0.5 });
     randoms = [0.1, 0.9, 0.49, 0.5, 0.0];

@@ -53,9 +53,9 @@ describe("the shared circuit breaker", () => {
 
   it("counts only consecutive failures: a success resets them, and costs no write when there were none", () => {
     const r = failCalls(closedBreaker("payment", at(0)), ["A", "B"], 3);
-    const reset = recordSuccess(r, at(1), { parked: 0, outlasted: 0 })!;
+    const reset = recordSuccess(r, "C", at(1), { parked: 0, outlasted: 0 })!;
     expect(reset).toMatchObject({ state: "closed", failures: 0, failingOrders: [] });
-    expect(recordSuccess(reset, at(2), { parked: 0, outlasted: 0 })).toBeNull();
+    expect(recordSuccess(reset, "C", at(2), { parked: 0, outlasted: 0 })).toBeNull();
   });
 
   it("refuses calls until retryAt, then lets exactly one caller take the probe", () => {
@@ -112,17 +112,56 @@ describe("the shared circuit breaker", () => {
     // The recovery alert tells both kinds apart.
     const t = new Date(Date.parse(fresh.record.retryAt!));
     const half = (admit(fresh.record, "E", t, settings) as { record: BreakerRecord }).record;
-    const closed = recordSuccess(half, t, { parked: 0, outlasted: 0 })!;
+    const closed = recordSuccess(half, "E", t, { parked: 0, outlasted: 0 })!;
     expect(unsentAlerts(closed).at(-1)!.reason).toContain(
       "1 failed probe, and 5 from orders whose own calls had failed",
     );
     expect(closed).toMatchObject({ failingOrders: [], failedProbes: 0, suspectProbes: 0 });
   });
 
+  it("remembers the orders whose calls failed across successes and outages, until their own call succeeds", () => {
+    // Two poison orders fail their attempts; other orders' successes in between reset the streak each time.
+    let r = failCalls(closedBreaker("inventory", at(0)), ["P1"], 3);
+    r = recordSuccess(r, "OK-1", at(1), { parked: 0, outlasted: 0 })!;
+    r = failCalls(r, ["P2"], 3, 2);
+    r = recordSuccess(r, "OK-2", at(3), { parked: 0, outlasted: 0 })!;
+    expect(r).toMatchObject({ state: "closed", failures: 0, failingOrders: [] });
+    expect([isSuspect(r, "P1"), isSuspect(r, "P2"), isSuspect(r, "OK-1")]).toEqual([true, true, false]);
+    // Three others open it (a false outage), and the poison orders are the ones due when the probe is: their
+    // failed probes reopen it for the same period, as a streak order's would, instead of 20, 40, 80 s.
+    r = failCalls(r, ["A", "B", "C"], BREAKER.failureThreshold, 4);
+    const { record, lengths } = failProbes(r, ["P1", "P2"]);
+    expect(lengths).toEqual([10, 10]);
+    expect(record).toMatchObject({ failedProbes: 0, suspectProbes: 2 });
+    // A suspect whose own call is answered is one no longer; a closing forgets no one else.
+    const t = new Date(Date.parse(record.retryAt!));
+    const half = (admit(record, "P1", t, settings) as { record: BreakerRecord }).record;
+    const closed = recordSuccess(half, "P1", t, { parked: 0, outlasted: 0 })!;
+    expect(closed.state).toBe("closed");
+    expect([isSuspect(closed, "P1"), isSuspect(closed, "P2"), isSuspect(closed, "A")]).toEqual([
+      false,
+      true,
+      true,
+    ]);
+  });
+
+  it("keeps the latest BREAKER.suspectsKept suspects, the most recent failure last", () => {
+    const orders = Array.from({ length: BREAKER.suspectsKept + 1 }, (_, i) => `O-${i}`);
+    let r = closedBreaker("shipping", at(0));
+    for (const orderId of orders) {
+      r = recordFailure(r, orderId, at(1), settings, null)!;
+      r = recordSuccess(r, "OK", at(1), { parked: 0, outlasted: 0 }) ?? r;
+    }
+    r = recordFailure(r, "O-1", at(2), settings, null)!;
+    expect(r.suspects).toHaveLength(BREAKER.suspectsKept);
+    expect(r.suspects.at(-1)).toBe("O-1");
+    expect(isSuspect(r, "O-0")).toBe(false);
+  });
+
   it("closes on the probe's success, deciding ServiceRecovered, and keeps the unsent ServiceUnavailable", () => {
     const open = opened();
     const half = (admit(open, "X", at(10), settings) as { record: BreakerRecord }).record;
-    const closed = recordSuccess(half, at(12), { parked: 4, outlasted: 2 })!;
+    const closed = recordSuccess(half, "X", at(12), { parked: 4, outlasted: 2 })!;
     expect(closed).toMatchObject({ state: "closed", openedAt: null, retryAt: null, probe: null });
     expect(unsentAlerts(closed).map((a) => a.messageId)).toEqual([
       "breaker:payment:1:ServiceUnavailable",
@@ -138,7 +177,7 @@ describe("the shared circuit breaker", () => {
     const sent = breakerAlertSent(open, "breaker:payment:1:ServiceUnavailable", at(1))!;
     expect(unsentAlerts(sent)).toEqual([]);
     expect(breakerAlertSent(sent, "breaker:payment:1:ServiceUnavailable", at(2))).toBeNull();
-    const closed = recordSuccess(sent, at(3), { parked: 0, outlasted: 0 })!;
+    const closed = recordSuccess(sent, "Z", at(3), { parked: 0, outlasted: 0 })!;
     const again = failCalls(closed, ["D", "E", "F"], BREAKER.failureThreshold, 4);
     expect(unsentAlerts(again).map((a) => a.messageId)).toEqual([
       "breaker:payment:1:ServiceRecovered",

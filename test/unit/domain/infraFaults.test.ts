@@ -1,15 +1,18 @@
 import { describe, expect, it } from "vitest";
 import {
   attemptStartedAt,
+  endedOnServiceFailure,
   expire,
   faultSince,
   INFRA_FAULTS,
   infraAlertDue,
   mergeEpisodes,
   noteFault,
+  stepDispatched,
+  stepFailedTransient,
   type InfraEpisode,
 } from "../../../src/domain";
-import { at, claimedRecord, ok } from "../../support/domain";
+import { at, claimedRecord, ok, processingRecord } from "../../support/domain";
 
 const gap = INFRA_FAULTS.episodeGapSeconds;
 
@@ -100,6 +103,34 @@ describe("expire after a fault of the app's own infrastructure", () => {
     expect(parked.history.at(-1)!.detail).toContain(
       "the app's own bus failed (ServiceTimeout: no answer); not counted",
     );
+  });
+
+  it("counts an attempt that ended on its service's failure, whatever the app's store or bus did meanwhile", () => {
+    // The agent's answer went out and was recorded: the service failed every call, not the app.
+    const dispatched = processingRecord(0, true);
+    const failed = ok(
+      stepFailedTransient(dispatched, {
+        now: at(12),
+        lockedBy: dispatched.lockedBy!,
+        stepIndex: 0,
+        error: { code: "HTTP503", message: "Service Unavailable" },
+      }),
+    );
+    expect(endedOnServiceFailure(failed)).toBe(true);
+    expect(endedOnServiceFailure(dispatched)).toBe(false);
+    const counted = ok(expire(failed, { ...ctx, expectedLockedBy: failed.lockedBy! }));
+    expect(counted).toMatchObject({ processState: "Pending", failureCount: 1, parkedSince: null });
+    expect(counted.history.at(-1)).toMatchObject({ event: "expired", by: "supervisor" });
+    // One that ran out of time with no answer may owe it to the app: not counted.
+    const timedOut = ok(
+      stepDispatched(claimedRecord(at(1)), {
+        now: at(2),
+        lockedBy: record.lockedBy!,
+        stepIndex: 0,
+        stepTimeoutSeconds: 30,
+      }),
+    );
+    expect(ok(expire(timedOut, ctx))).toMatchObject({ processState: "Pending", failureCount: 0 });
   });
 
   it("counts again once the order has waited OUTAGE_MAX_SECONDS, so a lasting fault still ends in Error", () => {
