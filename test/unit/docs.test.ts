@@ -89,6 +89,14 @@ function timingSections(): Record<string, string> {
 const withSections = (text: string, sections: Record<string, string>, file = "docs/architecture.md") =>
   withGeneratedSections(text, sections, file);
 
+/** The docs a reader follows: README and every page of docs/. */
+const DOCS = [
+  "README.md",
+  ...readdirSync("docs")
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `docs/${f}`),
+];
+
 describe("docs", () => {
   it("docs/architecture.md shows the state machine as the code defines it", () => {
     const path = "docs/architecture.md";
@@ -154,13 +162,7 @@ describe("docs", () => {
     );
     // Names of that shape that are no service's: Bicep's dashboard output, a Service Bus metric.
     const notServices = new Set(["DASHBOARD_URL", "throttled-requests"]);
-    const files = [
-      "README.md",
-      ...readdirSync("docs")
-        .filter((f) => f.endsWith(".md"))
-        .map((f) => `docs/${f}`),
-    ];
-    for (const file of files) {
+    for (const file of DOCS) {
       const text = readFileSync(file, "utf8");
       const named = [...text.matchAll(/\b([a-z]+-requests|[a-z]+Agent|[A-Z]+_URL)\b/g)].map((m) => m[1]!);
       const undeclared = [...new Set(named.filter((n) => !declared.has(n) && !notServices.has(n)))];
@@ -187,13 +189,7 @@ describe("docs", () => {
   });
 
   it("every path of the repository a doc names exists", () => {
-    const files = [
-      "README.md",
-      ...readdirSync("docs")
-        .filter((f) => f.endsWith(".md"))
-        .map((f) => `docs/${f}`),
-    ];
-    for (const file of files) {
+    for (const file of DOCS) {
       const text = readFileSync(file, "utf8");
       // `src/store/cosmos.ts`, `test/unit/domain`: a path from the root, in code format (a placeholder or glob is no path).
       const named = [...text.matchAll(/`((?:src|test|tools|bench|infra|packages|docs)\/[^`\s<>*]*)`/g)].map(
