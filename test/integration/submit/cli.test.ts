@@ -2,7 +2,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { main, resolveTarget } from "../../../tools/submit";
+import { main } from "../../../tools/submit";
+import { resolveTarget } from "../../../tools/submit/target";
 
 const EMULATOR_CS =
   "Endpoint=sb://127.0.0.1:5672;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true";
