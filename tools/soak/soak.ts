@@ -229,6 +229,25 @@ function countByState(states: Iterable<ProcessState>): Record<ProcessState, numb
   return counts;
 }
 
+/** Per scenario of the plan: its orders, how many ended as planned, and where they all ended. */
+function scenarioTally(plan: readonly PlannedOrder[], records: readonly StateRecord[]): SoakResult["scenarios"] {
+  const stateOf = new Map(records.map((r) => [r.orderId, r.processState]));
+  return SCENARIO_NAMES.map((scenario) => {
+    const orders = plan.filter((p) => p.scenario === scenario);
+    const byState: Partial<Record<ProcessState, number>> = {};
+    for (const p of orders) {
+      const state = stateOf.get(p.order.orderId);
+      if (state) byState[state] = (byState[state] ?? 0) + 1;
+    }
+    return {
+      scenario,
+      orders: orders.length,
+      asPlanned: orders.filter((p) => stateOf.get(p.order.orderId) === p.expected).length,
+      byState,
+    };
+  }).filter((s) => s.orders > 0);
+}
+
 export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const log = options.log ?? (() => undefined);
   const started = Date.now();
@@ -403,21 +422,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       defaultStock: 1000,
     });
 
-    const stateOf = new Map(records.map((r) => [r.orderId, r.processState]));
-    const scenarios = SCENARIO_NAMES.map((scenario) => {
-      const orders = plan.filter((p) => p.scenario === scenario);
-      const byState: Partial<Record<ProcessState, number>> = {};
-      for (const p of orders) {
-        const state = stateOf.get(p.order.orderId);
-        if (state) byState[state] = (byState[state] ?? 0) + 1;
-      }
-      return {
-        scenario,
-        orders: orders.length,
-        asPlanned: orders.filter((p) => stateOf.get(p.order.orderId) === p.expected).length,
-        byState,
-      };
-    }).filter((s) => s.orders > 0);
+    const scenarios = scenarioTally(plan, records);
     const slowest = [...invariants.timings].sort((a, b) => b.elapsed - a.elapsed)[0];
     return {
       seed: options.seed,
