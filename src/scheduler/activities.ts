@@ -100,6 +100,24 @@ function fenced(outcome: StoreOutcome): { kind: "fenced"; reason: string } {
 }
 
 /**
+ * Did the transition hold: written now, or found already made (this activity run again after a crash)? Either
+ * way the attempt goes on from the record; anything else means another writer moved it.
+ */
+function held(outcome: StoreOutcome): outcome is Extract<StoreOutcome, { kind: "written" | "unchanged" }> {
+  return outcome.kind === "written" || outcome.kind === "unchanged";
+}
+
+/** The attempt ends where the store stopped it, for the reason `fenced` gives. */
+function stopFenced(outcome: StoreOutcome): { kind: "stop"; reason: string } {
+  return { kind: "stop", reason: fenced(outcome).reason };
+}
+
+/** As `stopFenced`, but a write already made ("unchanged") ends the attempt as a duplicate. */
+function stopDuplicateOrFenced(outcome: StoreOutcome): { kind: "stop"; reason: string } {
+  return outcome.kind === "unchanged" ? { kind: "stop", reason: "duplicate" } : stopFenced(outcome);
+}
+
+/**
  * Decides and records the attempt's next move: dispatch the next forward step (Processing) or the next undo
  * (Compensating), or finish when nothing is left. Recording comes before sending, so that a step that never
  * answers is visible to the Supervisor.
@@ -141,7 +159,7 @@ export async function dispatchNext(
       (r) => (forward ? processed(r, { now, lockedBy }) : compensated(r, { now, lockedBy })),
       record,
     );
-    if (outcome.kind !== "written" && outcome.kind !== "unchanged") return fenced(outcome);
+    if (!held(outcome)) return fenced(outcome);
     await deps.notifications.status(log, outcome.record, forward ? "processed" : "compensated");
     return { kind: "finished", processState: outcome.record.processState };
   }
@@ -152,7 +170,7 @@ export async function dispatchNext(
     (r) => (forward ? stepDispatched(r, ctx) : compensationStepDispatched(r, ctx)),
     record,
   );
-  if (outcome.kind !== "written" && outcome.kind !== "unchanged") return fenced(outcome);
+  if (!held(outcome)) return fenced(outcome);
   const definition = workflow.steps[stepIndex]!;
   const order = await deps.orders.get(orderId);
   if (!order) throw new Error(`order ${orderId} has a state record but no order document`);
@@ -254,8 +272,7 @@ export async function recordReply(
           outcome.record.steps[reply.stepIndex]!.name,
         );
       }
-      if (outcome.kind !== "written" && outcome.kind !== "unchanged")
-        return { kind: "stop", reason: fenced(outcome).reason };
+      if (!held(outcome)) return stopFenced(outcome);
       if (outcome.record.processState === "Processed") {
         // Also when unchanged: this is the activity run again after a crash between the write and the send, and
         // the submitter waits for this message. A repeat is possible; a loss would not be.
@@ -267,13 +284,12 @@ export async function recordReply(
     }
     if (reply.outcome === "transient") {
       const outcome = await apply((r) => stepFailedTransient(r, { ...base, error }));
-      if (outcome.kind !== "written") return { kind: "stop", reason: fenced(outcome).reason };
+      if (outcome.kind !== "written") return stopFenced(outcome);
       await reportEndedEarly(deps, log, input, reply.stepIndex, "do", outcome.record);
       return { kind: "stop", reason: `transient: ${error.code}` };
     }
     const outcome = await apply((r) => stepFailedPermanent(r, { ...base, error }));
-    if (outcome.kind !== "written" && outcome.kind !== "unchanged")
-      return { kind: "stop", reason: fenced(outcome).reason };
+    if (!held(outcome)) return stopFenced(outcome);
     const state = outcome.record.processState;
     await deps.notifications.status(
       log,
@@ -292,8 +308,7 @@ export async function recordReply(
         nextUndoMove(s, { now, lockedBy, stepTimeoutSeconds: deps.config.stepTimeoutSeconds }),
       ),
     );
-    if (outcome.kind !== "written" && outcome.kind !== "unchanged")
-      return { kind: "stop", reason: fenced(outcome).reason };
+    if (!held(outcome)) return stopFenced(outcome);
     if (outcome.record.processState === "Compensated") {
       // Also when unchanged, as "processed" above: the final status is sent at least once.
       await deps.notifications.status(log, outcome.record, "compensated");
@@ -309,8 +324,7 @@ export async function recordReply(
       outcome: reply.outcome === "permanent" ? "permanent" : "transient",
     }),
   );
-  if (outcome.kind !== "written")
-    return { kind: "stop", reason: outcome.kind === "unchanged" ? "duplicate" : fenced(outcome).reason };
+  if (outcome.kind !== "written") return stopDuplicateOrFenced(outcome);
   if (outcome.record.processState === "CompensationFailed") {
     // The alert was decided in that write; should this process die before it is out, the Supervisor sends it.
     await sendDecidedAlert(deps, log, outcome.record, "scheduler");
@@ -378,10 +392,7 @@ async function parkIfUnavailable(
       kind: "parked",
       next: { kind: "stop", reason: `parked until ${outcome.record.retryAt}`, released: true },
     };
-  return {
-    kind: "parked",
-    next: { kind: "stop", reason: outcome.kind === "unchanged" ? "duplicate" : fenced(outcome).reason },
-  };
+  return { kind: "parked", next: stopDuplicateOrFenced(outcome) };
 }
 
 export interface DeadlineInput extends AttemptInput {

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { STATE_QUERIES } from "../../../src/store/stateStore";
+import { STATE_QUERIES } from "../../../src/store/stateQueries";
 
 type IndexPath = { path: string; order: "ascending" | "descending" };
 
