@@ -1,7 +1,10 @@
 // The durable task engine of the devhost: the part of the Durable Task extension + DTFx that a local run
-// needs. It owns the task hub (store.ts), dispatches orchestration episodes (one at a time),
-// activities (bounded concurrency) and entity batches, fires durable timers from a Clock, and serves the
-// durable client's operations. Everything is first written to the hub, then acted on, so a process
+// needs. This file is its core: the public API (DurableEngine), registration, lifecycle (start, stop,
+// idleness), and the dispatch of work items: orchestration episodes (one at a time), activities (bounded
+// concurrency) and entity batches, with latency-profile hop delays. The rest is composed in:
+// clientOperations.ts (start, raise event, terminate, purge, status queries...), timers.ts (durable timers on
+// the Clock), resume.ts (picking a persisted hub up after start), and the runners (orchestrationRunner.ts,
+// activityRunner.ts, entityRunner.ts). Everything is first written to the hub, then acted on, so a process
 // killed at any point resumes where the hub says it was.
 import crypto from "node:crypto";
 import type http from "node:http";
@@ -9,33 +12,19 @@ import path from "node:path";
 import { format } from "node:util";
 import { InvocationContext } from "@azure/functions";
 import { runActivity } from "./activityRunner";
+import { ClientOperations } from "./clientOperations";
 import { VirtualClock, RealClock, type Clock, type TimerHandle } from "./clock";
 import { runEntityBatch } from "./entityRunner";
-import { queryEntities, type EntityPage, type EntityQuery } from "./entityQuery";
-import { EventType, fromJson, newEvent, toJson, type HistoryEvent } from "./history";
+import type { EntityPage, EntityQuery } from "./entityQuery";
 import { runHttpActivity } from "./httpActivity";
 import { HTTP_ACTIVITY_NAME } from "./httpTask";
 import { OrchestrationRunner } from "./orchestrationRunner";
-import {
-  entityEnqueueOps,
-  newInstanceRecord,
-  serializeInput,
-  toSchedulerId,
-  validateInstanceId,
-} from "./records";
 import { DEFAULT_REPLAY_SCHEMA } from "./replay";
-import { planRewind } from "./rewind";
+import { resumeHub, resumeInstance } from "./resume";
 import { handleDurableRpc, type DurableClientOperations } from "./rpc";
-import {
-  matches,
-  queryInstances,
-  toStatus,
-  type InstancePage,
-  type InstanceQuery,
-  type InstanceStatus,
-  type StatusOptions,
-} from "./status";
-import { isTerminal, TaskHubStore, type EntityRequest, type InstanceRecord, type StoreOp } from "./store";
+import type { InstancePage, InstanceQuery, InstanceStatus, StatusOptions } from "./status";
+import { TaskHubStore, type InstanceRecord, type StoreOp } from "./store";
+import { DurableTimers } from "./timers";
 import {
   DurableRequestError,
   type ActivityWork,
@@ -48,7 +37,6 @@ import {
   type HopDelay,
   type PendingTimer,
   type StartOptions,
-  type TimerWork,
 } from "./types";
 import { clientBindingData, managementUrls, type HubAddress, type ManagementUrls } from "./webhooks";
 
@@ -132,8 +120,6 @@ export class DurableEngine implements DurableClientOperations {
   private readonly runningActivities = new Map<string, Promise<void>>();
   private readonly readyEntities = new Set<string>();
   private readonly runningEntities = new Map<string, Promise<void>>();
-  private readonly dueTimers: TimerWork[] = [];
-  private readonly armedTimers = new Map<string, { handle: TimerHandle; work: TimerWork }>();
   /** Activities waiting for their notBefore time; not running, so the engine counts as idle meanwhile. */
   private readonly delayedActivities = new Map<string, { handle: TimerHandle; work: ActivityWork }>();
   /**
@@ -142,13 +128,11 @@ export class DurableEngine implements DurableClientOperations {
    */
   private readonly inTransit = new Map<string, { at: number; handle: TimerHandle }>();
   private idleWaiters: Array<() => void> = [];
-  private readonly completionWaiters = new Map<
-    string,
-    Array<{ resolve: (s: InstanceStatus) => void; reject: (e: Error) => void }>
-  >();
   private pumpScheduled = false;
   private readonly services: EngineServices;
   private readonly orchestrations: OrchestrationRunner;
+  private readonly timers: DurableTimers;
+  private readonly client: ClientOperations;
 
   constructor(private readonly opts: DurableEngineOptions) {
     if (!opts || typeof opts.dataDir !== "string" || opts.dataDir.length === 0) {
@@ -181,11 +165,30 @@ export class DurableEngine implements DurableClientOperations {
       markReady: (id, hop) => this.markReady(id, hop),
       markEntityReady: (id, hop) => this.markEntityReady(id, hop),
       enqueueActivity: (work, hop) => this.enqueueActivity(work, hop),
-      armTimer: (work) => this.armTimer(work),
+      armTimer: (work) => this.timers.arm(work),
       disarmTimers: (instanceId, executionId, timerId) => this.disarmTimers(instanceId, executionId, timerId),
-      finished: (r) => this.finished(r),
+      finished: (r) => this.client.finished(r),
     };
     this.orchestrations = new OrchestrationRunner(this.services);
+    this.timers = new DurableTimers({
+      clock: this.clock,
+      peekStore: () => this.store,
+      commit: (ops) => this.commit(ops),
+      started: () => this.state === "started",
+      markReady: (id, hop) => this.markReady(id, hop),
+      pump: () => this.pump(),
+    });
+    this.client = new ClientOperations({
+      taskHubName: this.taskHubName,
+      clock: this.clock,
+      log: (line) => this.log(line),
+      store: () => this.openStore(),
+      commit: (ops) => this.commit(ops),
+      lookup: (name, kind) => this.lookup(name, kind),
+      markReady: (id, hop) => this.markReady(id, hop),
+      markEntityReady: (id, hop) => this.markEntityReady(id, hop),
+      resumeInstance: (r) => this.resumeInstance(r),
+    });
   }
 
   // ------------------------------------------------------------------ registration and lifecycle
@@ -223,13 +226,9 @@ export class DurableEngine implements DurableClientOperations {
   async stop(): Promise<void> {
     if (this.state !== "started") return;
     this.state = "stopping";
-    for (const { handle } of [
-      ...this.armedTimers.values(),
-      ...this.delayedActivities.values(),
-      ...this.inTransit.values(),
-    ])
+    this.timers.cancelAll();
+    for (const { handle } of [...this.delayedActivities.values(), ...this.inTransit.values()])
       handle.cancel();
-    this.armedTimers.clear();
     this.delayedActivities.clear();
     this.inTransit.clear();
     const running = [
@@ -252,10 +251,7 @@ export class DurableEngine implements DurableClientOperations {
     this.detachClock?.();
     this.store?.close();
     for (const w of this.idleWaiters.splice(0)) w();
-    for (const waiters of this.completionWaiters.values()) {
-      for (const w of waiters) w.reject(new Error("DurableEngine stopped before the instance finished"));
-    }
-    this.completionWaiters.clear();
+    this.client.stopped();
   }
 
   /** Resolves when no work item is runnable right now (durable timers may still be pending). */
@@ -295,113 +291,41 @@ export class DurableEngine implements DurableClientOperations {
     }
   }
 
-  // ------------------------------------------------------------------ client operations
+  // ------------------------------------------------------------------ client operations (clientOperations.ts)
 
   startNew(name: string, options: StartOptions = {}): string {
-    const store = this.openStore();
-    const reg = this.lookup(name, "orchestration");
-    // The extension refuses an unknown function as a bad argument (400).
-    if (!reg) throw new DurableRequestError(400, `No orchestrator function named '${name}' is registered`);
-    const instanceId = options.instanceId ?? crypto.randomUUID().replace(/-/g, "");
-    validateInstanceId(instanceId);
-    const existing = store.instances.get(instanceId);
-    if (existing && !isTerminal(existing.runtimeStatus)) {
-      throw new DurableRequestError(
-        409,
-        `An orchestration instance with ID '${instanceId}' already exists and is ${existing.runtimeStatus}`,
-      );
-    }
-    const now = this.clock.now();
-    const input = serializeInput(options.input, `the input of orchestration '${name}'`);
-    const record = newInstanceRecord(instanceId, reg.name, input, options.version, now);
-    this.commit([{ k: "putInstance", r: record }]);
-    this.log(`durable: started ${reg.name} instance ${instanceId}`);
-    this.markReady(instanceId, "orchestrationStart");
-    return instanceId;
+    return this.client.startNew(name, options);
   }
 
   getStatus(instanceId: string, opts: StatusOptions = {}): InstanceStatus | undefined {
-    const r = this.openStore().instances.get(instanceId);
-    return r ? toStatus(r, opts) : undefined;
+    return this.client.getStatus(instanceId, opts);
   }
 
   list(query: InstanceQuery = {}): InstancePage {
-    return queryInstances(this.openStore().instances.values(), query);
+    return this.client.list(query);
   }
 
   raiseEvent(instanceId: string, eventName: string, data?: unknown): void {
-    if (typeof eventName !== "string" || !eventName)
-      throw new DurableRequestError(400, "eventName must be a non-empty string");
-    const r = this.requireInstance(instanceId);
-    if (isTerminal(r.runtimeStatus)) {
-      throw new DurableRequestError(
-        410,
-        `Instance '${instanceId}' is ${r.runtimeStatus}; it no longer accepts events`,
-      );
-    }
-    const input = serializeInput(data, `the data of event '${eventName}'`);
-    this.deliver(
-      instanceId,
-      newEvent(EventType.EventRaised, this.clock.now(), { Name: eventName, Input: input }),
-      "externalEvent",
-    );
+    this.client.raiseEvent(instanceId, eventName, data);
   }
 
   terminate(instanceId: string, reason?: string): void {
-    const r = this.requireInstance(instanceId);
-    if (isTerminal(r.runtimeStatus)) {
-      throw new DurableRequestError(410, `Instance '${instanceId}' is already ${r.runtimeStatus}`);
-    }
-    this.deliver(
-      instanceId,
-      newEvent(EventType.ExecutionTerminated, this.clock.now(), { Input: toJson(reason ?? null) }),
-    );
+    this.client.terminate(instanceId, reason);
   }
 
   /** Suspends a running instance; the status turns Suspended when the engine takes the message, as in DTFx. */
   suspend(instanceId: string, reason?: string): void {
-    const r = this.requireLive(instanceId, "suspended");
-    if (r.runtimeStatus === "Suspended") {
-      // The extension's InvalidOperationException, which its HTTP API answers with 500.
-      throw new DurableRequestError(
-        500,
-        `Cannot suspend the orchestration instance ${instanceId} because instance is in the Suspended state.`,
-      );
-    }
-    this.deliver(instanceId, newEvent(EventType.ExecutionSuspended, this.clock.now(), reasonField(reason)));
+    this.client.suspend(instanceId, reason);
   }
 
   /** Resumes a suspended instance; what reached it meanwhile is then delivered. */
   resume(instanceId: string, reason?: string): void {
-    const r = this.requireLive(instanceId, "resumed");
-    if (r.runtimeStatus !== "Suspended") {
-      throw new DurableRequestError(
-        500,
-        `Cannot resume the orchestration instance ${instanceId} because instance is in the ${r.runtimeStatus} state.`,
-      );
-    }
-    this.deliver(instanceId, newEvent(EventType.ExecutionResumed, this.clock.now(), reasonField(reason)));
+    this.client.resume(instanceId, reason);
   }
 
   /** Rewinds a failed instance to just before its first failure and runs it on from there (rewind.ts). */
   rewind(instanceId: string, reason?: string): void {
-    const r = this.requireInstance(instanceId);
-    if (r.runtimeStatus === "Completed" || r.runtimeStatus === "Terminated") {
-      throw new DurableRequestError(
-        410,
-        `Instance '${instanceId}' is ${r.runtimeStatus}; only a failed instance can be rewound`,
-      );
-    }
-    if (r.runtimeStatus !== "Failed") {
-      throw new DurableRequestError(
-        500,
-        "The rewind operation is only supported on failed orchestration instances.",
-      );
-    }
-    const plan = planRewind(this.openStore(), instanceId, reason ?? "", this.clock.now());
-    this.commit(plan.ops);
-    this.log(`durable: ${r.name} instance ${instanceId} rewound`);
-    for (const id of plan.rewound) this.resumeInstance(this.requireInstance(id));
+    this.client.rewind(instanceId, reason);
   }
 
   /**
@@ -409,88 +333,39 @@ export class DurableEngine implements DurableClientOperations {
    * default, as in the extension) or its own; returns the id.
    */
   restart(instanceId: string, options: { newInstanceId?: boolean } = {}): string {
-    const r = this.openStore().instances.get(instanceId);
-    if (!r) {
-      throw new DurableRequestError(
-        400,
-        `InstanceId does not match a valid orchestration instance: no instance with ID '${instanceId}' exists in task hub '${this.taskHubName}'`,
-      );
-    }
-    return this.startNew(r.name, {
-      ...(options.newInstanceId === false ? { instanceId } : {}),
-      input: fromJson(r.input),
-      ...(r.version !== undefined ? { version: r.version } : {}),
-    });
+    return this.client.restart(instanceId, options);
   }
 
   purge(instanceId: string): { instancesDeleted: number } {
-    const r = this.requireInstance(instanceId);
-    if (!isTerminal(r.runtimeStatus)) {
-      throw new DurableRequestError(
-        409,
-        `Instance '${instanceId}' is ${r.runtimeStatus}; terminate it before purging it`,
-      );
-    }
-    this.commit([{ k: "deleteInstance", id: instanceId }]);
-    return { instancesDeleted: 1 };
+    return this.client.purge(instanceId);
   }
 
   /** Purges every finished instance matching the filter (running ones are left alone). */
   purgeBy(query: Omit<InstanceQuery, "top" | "continuationToken">): { instancesDeleted: number } {
-    const victims = [...this.openStore().instances.values()].filter(
-      (r) => isTerminal(r.runtimeStatus) && matches(r, query),
-    );
-    this.commit(victims.map((r) => ({ k: "deleteInstance", id: r.instanceId }) as StoreOp));
-    return { instancesDeleted: victims.length };
+    return this.client.purgeBy(query);
   }
 
   signalEntity(entity: EntityIdLike, operation: string, input?: unknown): void {
-    if (typeof operation !== "string" || !operation)
-      throw new DurableRequestError(400, "operation must be a non-empty string");
-    const schedulerId = toSchedulerId(entity);
-    if (!this.lookup(entity.name, "entity")) {
-      throw new DurableRequestError(404, `No entity function named '${entity.name}' is registered`);
-    }
-    const request: EntityRequest = {
-      id: crypto.randomUUID(),
-      name: operation,
-      signal: true,
-      input: serializeInput(input, `the input of entity operation '${operation}'`),
-      enqueuedTime: this.clock.now().toISOString(),
-    };
-    this.commit(entityEnqueueOps(this.openStore(), schedulerId, request, new Set()));
-    this.markEntityReady(schedulerId, "entityOperation");
+    this.client.signalEntity(entity, operation, input);
   }
 
   readEntityState(entity: EntityIdLike): { exists: boolean; state: unknown } {
-    const e = this.openStore().entities.get(toSchedulerId(entity));
-    if (!e || !e.exists) return { exists: false, state: undefined };
-    return { exists: true, state: e.state === undefined ? null : fromJson(e.state) };
+    return this.client.readEntityState(entity);
   }
 
   /** Entities that exist, by name (all when absent), last operation time, in pages. */
   listEntities(query: EntityQuery = {}): EntityPage {
-    return queryEntities(this.openStore().entities.values(), query);
+    return this.client.listEntities(query);
   }
 
   /** Resolves with the final status once the instance is Completed, Failed or Terminated. */
   waitForCompletion(instanceId: string): Promise<InstanceStatus> {
-    const r = this.requireInstance(instanceId);
-    if (isTerminal(r.runtimeStatus)) return Promise.resolve(toStatus(r));
-    return new Promise((resolve, reject) => {
-      const list = this.completionWaiters.get(instanceId) ?? [];
-      list.push({ resolve, reject });
-      this.completionWaiters.set(instanceId, list);
-    });
+    return this.client.waitForCompletion(instanceId);
   }
 
   /** Durable timers armed right now (cancelled ones excluded). */
   pendingTimers(): PendingTimer[] {
-    return [...this.armedTimers.values(), ...this.dueTimers.map((work) => ({ work }))].map(({ work }) => ({
-      instanceId: work.instanceId,
-      timerId: work.timerId,
-      fireAt: new Date(work.fireAt),
-    }));
+    return this.timers.pending();
   }
 
   /**
@@ -528,7 +403,7 @@ export class DurableEngine implements DurableClientOperations {
 
   private isIdle(): boolean {
     return (
-      this.dueTimers.length === 0 &&
+      this.timers.dueCount === 0 &&
       this.readyInstances.size === 0 &&
       this.episodeRunning === undefined &&
       this.activityQueue.length === 0 &&
@@ -592,7 +467,7 @@ export class DurableEngine implements DurableClientOperations {
 
   private drain(): void {
     if (this.state !== "started") return;
-    while (this.dueTimers.length) this.fireTimer(this.dueTimers.shift() as TimerWork);
+    this.timers.fireDue();
     if (!this.episodeRunning) {
       const next = this.readyInstances.values().next();
       if (!next.done) {
@@ -674,13 +549,7 @@ export class DurableEngine implements DurableClientOperations {
   }
 
   private makeContext(reg: DurableFunctionRegistration): InvocationContext {
-    const trigger = TRIGGER_TYPES[reg.kind];
-    return new InvocationContext({
-      invocationId: crypto.randomUUID(),
-      functionName: reg.name,
-      logHandler: (level, ...args) => this.log(`[${reg.name}] ${level}: ${format(...args)}`),
-      options: { trigger: { type: trigger, name: trigger }, extraInputs: [], extraOutputs: [] },
-    });
+    return functionContext(reg, (line) => this.log(line));
   }
 
   private invoke(
@@ -695,98 +564,29 @@ export class DurableEngine implements DurableClientOperations {
     }
   }
 
-  // ------------------------------------------------------------------ resume after start
+  // ------------------------------------------------------------------ timers (timers.ts) and resume (resume.ts)
 
   private resumeHub(): void {
-    const store = this.openStore();
-    let instances = 0;
-    let activities = 0;
-    let timers = 0;
-    for (const r of store.instances.values()) {
-      if (isTerminal(r.runtimeStatus)) continue;
-      instances++;
-      const resumed = this.resumeInstance(r);
-      activities += resumed.activities;
-      timers += resumed.timers;
-    }
-    let entities = 0;
-    for (const e of store.entities.values()) {
-      if (e.queue.length) {
-        this.readyEntities.add(e.schedulerId);
-        entities++;
-      }
-    }
-    if (instances || entities) {
-      this.log(
-        `durable: resumed task hub ${this.taskHubName}: ${instances} running instance(s), ${activities} activity(ies) to run again, ` +
-          `${timers} timer(s), ${entities} entity queue(s)`,
-      );
-    }
-  }
-
-  /** Picks an instance up from its history: its queued messages, unanswered activities and pending timers. */
-  private resumeInstance(r: InstanceRecord): { activities: number; timers: number } {
-    let activities = 0;
-    let timers = 0;
-    if (r.inbox.length) this.markReady(r.instanceId);
-    const answered = new Set<number>();
-    const fired = new Set<number>();
-    for (const e of [...r.history, ...r.inbox]) {
-      if (e.EventType === EventType.TaskCompleted || e.EventType === EventType.TaskFailed) {
-        answered.add(e.TaskScheduledId as number);
-      }
-      if (e.EventType === EventType.TimerFired) fired.add(e.TimerId as number);
-    }
-    for (const e of r.history) {
-      if (e.EventType === EventType.TaskScheduled && !answered.has(e.EventId)) {
-        // Started (or about to be) before the process died, never finished: run it again (at least once).
-        this.enqueueActivity(activityWorkOf(r, e));
-        activities++;
-      }
-      if (
-        e.EventType === EventType.TimerCreated &&
-        !fired.has(e.EventId) &&
-        !r.cancelledTimers.includes(e.EventId)
-      ) {
-        this.armTimer({
-          instanceId: r.instanceId,
-          executionId: r.executionId,
-          timerId: e.EventId,
-          fireAt: e.FireAt as string,
-        });
-        timers++;
-      }
-    }
-    return { activities, timers };
-  }
-
-  // ------------------------------------------------------------------ timers
-
-  private armTimer(work: TimerWork): void {
-    const key = timerKey(work.instanceId, work.executionId, work.timerId);
-    if (this.armedTimers.has(key)) return;
-    const at = new Date(work.fireAt);
-    if (at.getTime() <= this.clock.now().getTime()) {
-      this.dueTimers.push(work);
-      this.pump();
-      return;
-    }
-    const handle = this.clock.setTimer(at, () => {
-      this.armedTimers.delete(key);
-      if (this.state !== "started") return;
-      this.fireTimer(work);
+    resumeHub(this.openStore(), this.taskHubName, {
+      markReady: (id) => this.markReady(id),
+      enqueueActivity: (work) => this.enqueueActivity(work),
+      armTimer: (work) => this.timers.arm(work),
+      entityReady: (id) => this.readyEntities.add(id),
+      log: (line) => this.log(line),
     });
-    this.armedTimers.set(key, { handle, work });
   }
 
+  private resumeInstance(r: InstanceRecord): void {
+    resumeInstance(r, {
+      markReady: (id) => this.markReady(id),
+      enqueueActivity: (work) => this.enqueueActivity(work),
+      armTimer: (work) => this.timers.arm(work),
+    });
+  }
+
+  /** Disarms an instance's timers (timers.ts) and, unless one timer is meant, its delayed activities. */
   private disarmTimers(instanceId: string, executionId?: string, timerId?: number): void {
-    for (const [key, { handle, work }] of this.armedTimers) {
-      if (work.instanceId !== instanceId) continue;
-      if (executionId !== undefined && work.executionId !== executionId) continue;
-      if (timerId !== undefined && work.timerId !== timerId) continue;
-      handle.cancel();
-      this.armedTimers.delete(key);
-    }
+    this.timers.disarm(instanceId, executionId, timerId);
     if (timerId === undefined) {
       for (const [key, { handle, work }] of this.delayedActivities) {
         if (work.instanceId !== instanceId) continue;
@@ -795,25 +595,7 @@ export class DurableEngine implements DurableClientOperations {
         this.delayedActivities.delete(key);
       }
     }
-    for (let i = this.dueTimers.length - 1; i >= 0; i--) {
-      const w = this.dueTimers[i] as TimerWork;
-      if (w.instanceId === instanceId && (timerId === undefined || w.timerId === timerId))
-        this.dueTimers.splice(i, 1);
-    }
   }
-
-  private fireTimer(work: TimerWork): void {
-    const r = this.store?.instances.get(work.instanceId);
-    if (!r || r.executionId !== work.executionId || isTerminal(r.runtimeStatus)) return;
-    if (r.cancelledTimers.includes(work.timerId)) return;
-    if (r.inbox.some((e) => e.EventType === EventType.TimerFired && e.TimerId === work.timerId)) return;
-    const at = new Date(Math.max(this.clock.now().getTime(), Date.parse(work.fireAt)));
-    const event = newEvent(EventType.TimerFired, at, { TimerId: work.timerId, FireAt: work.fireAt });
-    this.commit([{ k: "patchInstance", id: work.instanceId, deliver: [event] }]);
-    this.markReady(work.instanceId, "timerFired");
-  }
-
-  // ------------------------------------------------------------------ orchestration episodes
 
   // ------------------------------------------------------------------ activities
 
@@ -838,60 +620,20 @@ export class DurableEngine implements DurableClientOperations {
     this.activityQueue.push(work);
     this.pump();
   }
-
-  // ------------------------------------------------------------------ entities
-
-  private finished(r: InstanceRecord): void {
-    const waiters = this.completionWaiters.get(r.instanceId);
-    if (!waiters) return;
-    this.completionWaiters.delete(r.instanceId);
-    const status = toStatus(r);
-    for (const w of waiters) w.resolve(status);
-  }
-
-  /** Queues a message for an instance and lets its next episode take it. */
-  private deliver(instanceId: string, event: HistoryEvent, hop: DurableHop = "instanceManagement"): void {
-    this.commit([{ k: "patchInstance", id: instanceId, deliver: [event] }]);
-    this.markReady(instanceId, hop);
-  }
-
-  /** The instance, unless it is unknown (404) or finished (410, as the extension answers). */
-  private requireLive(instanceId: string, what: string): InstanceRecord {
-    const r = this.requireInstance(instanceId);
-    if (isTerminal(r.runtimeStatus)) {
-      throw new DurableRequestError(
-        410,
-        `Instance '${instanceId}' is ${r.runtimeStatus}; it can no longer be ${what}`,
-      );
-    }
-    return r;
-  }
-
-  private requireInstance(instanceId: string): InstanceRecord {
-    const r = this.openStore().instances.get(instanceId);
-    if (!r)
-      throw new DurableRequestError(
-        404,
-        `No instance with ID '${instanceId}' exists in task hub '${this.taskHubName}'`,
-      );
-    return r;
-  }
-}
-
-const reasonField = (reason: string | undefined): { Reason?: string } =>
-  reason === undefined ? {} : { Reason: reason };
-
-function activityWorkOf(r: InstanceRecord, scheduled: HistoryEvent): ActivityWork {
-  return {
-    instanceId: r.instanceId,
-    executionId: r.executionId,
-    taskId: scheduled.EventId,
-    name: scheduled.Name as string,
-    input: scheduled.Input,
-    ...(scheduled.FireAt ? { notBefore: scheduled.FireAt } : {}),
-  };
 }
 
 const activityKey = (w: ActivityWork): string => `${w.instanceId}\u0000${w.executionId}\u0000${w.taskId}`;
-const timerKey = (instanceId: string, executionId: string, timerId: number): string =>
-  `${instanceId}\u0000${executionId}\u0000${timerId}`;
+
+/** The InvocationContext a durable function is invoked with: its trigger binding, logs through `log`. */
+export function functionContext(
+  reg: DurableFunctionRegistration,
+  log: (line: string) => void,
+): InvocationContext {
+  const trigger = TRIGGER_TYPES[reg.kind];
+  return new InvocationContext({
+    invocationId: crypto.randomUUID(),
+    functionName: reg.name,
+    logHandler: (level, ...args) => log(`[${reg.name}] ${level}: ${format(...args)}`),
+    options: { trigger: { type: trigger, name: trigger }, extraInputs: [], extraOutputs: [] },
+  });
+}
