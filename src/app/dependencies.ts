@@ -1,5 +1,5 @@
 import { getConfig, type AppConfig } from "../config";
-import { AdmissionSlots } from "../coordination/admissionShards";
+import { AdmissionPlaces } from "../coordination/admissionShards";
 import { defaultWorkflows, type AgentName, type WorkflowRegistry } from "../domain";
 import { cosmosContainers } from "../store/cosmos";
 import { HealthProbe } from "./health";
@@ -29,7 +29,7 @@ export interface Dependencies {
   states: StateStore;
   /** The MAX_IN_FLIGHT places, in shard documents of the leases container: taken before a claim, given back
    * by the write that ends the attempt's lock. */
-  admission: AdmissionSlots;
+  admission: AdmissionPlaces;
   orders: OrderStore;
   leases: LeaseManager;
   /** How far the Supervisor has checked that every stored order has a state record (supervisor/submissions.ts). */
@@ -86,7 +86,7 @@ export function createDependencies(
     },
     recordStateWrite,
   );
-  const admission = new AdmissionSlots(containers.leases, {
+  const admission = new AdmissionPlaces(containers.leases, {
     maxInFlight: config.maxInFlight,
     claimTimeoutSeconds: config.claimTimeoutSeconds,
     states,

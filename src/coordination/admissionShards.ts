@@ -15,7 +15,7 @@ import {
   shardCount,
   updateShard,
   type AdmissionShard,
-  type SlotEntry,
+  type PlaceEntry,
   type StateRecord,
 } from "../domain";
 import { cosmosStatus } from "../store/cosmosErrors";
@@ -54,7 +54,7 @@ export interface AdmissionOptions {
  * claims, gives them back after the write that ends an attempt's lock, and checks entries whose attempt may have
  * ended without giving back (a crash between the two writes).
  */
-export class AdmissionSlots {
+export class AdmissionPlaces {
   /** The version of each shard this instance last read or wrote: a give-back replaces it without reading first. */
   private readonly known = new Map<number, AdmissionShard>();
   /** When (performance.now()) each known version was read or written here. */
@@ -198,7 +198,7 @@ export class AdmissionSlots {
     return placed;
   }
 
-  private entryFor(record: StateRecord, now: Date): SlotEntry {
+  private entryFor(record: StateRecord, now: Date): PlaceEntry {
     if (!record._etag)
       throw new Error(`record ${record.orderId} has no _etag: a place is taken for a read record`);
     return {

@@ -4,7 +4,7 @@ import { parseInstanceId } from "./ids";
 import { isLocked, type StateRecord } from "./stateRecord";
 
 /**
- * Admission by slots: MAX_IN_FLIGHT places, kept as entries in a few shard documents of the `leases` container
+ * Admission by places: MAX_IN_FLIGHT places, kept as entries in a few shard documents of the `leases` container
  * (`admission:<k>`, each its own logical partition), taken and given back by conditional replace on `_etag`. An
  * attempt takes a place in a shard before its claim and gives it back after the write that ends its lock, so at
  * every moment each locked record has an entry naming its attempt, and no shard holds more entries than its
@@ -14,7 +14,7 @@ import { isLocked, type StateRecord } from "./stateRecord";
 export const ADMISSION = {
   /** Places per shard document: few enough that a shard stays small (about 250 bytes per entry) and its writers
    * few (every take and give-back of its places); many enough that a round finds room in one or two reads. */
-  slotsPerShard: 25,
+  placesPerShard: 25,
   /** Shards a round reads at most, besides the one it gives a place back to: the cost of a round stays flat
    * however many shards there are (4,000 at MAX_IN_FLIGHT 100,000), at the price of sometimes missing room
    * elsewhere until the next round. */
@@ -32,7 +32,7 @@ export const ADMISSION_SHARD_PREFIX = "admission:";
 export const admissionShardId = (shard: number): string => `${ADMISSION_SHARD_PREFIX}${shard}`;
 
 /** One place, held by one attempt. */
-export const slotEntrySchema = z.strictObject({
+export const placeEntrySchema = z.strictObject({
   /** The attempt: its orchestration instance id, which becomes the record's lockedBy when the claim succeeds. */
   holder: z.string().min(1),
   /**
@@ -47,31 +47,31 @@ export const slotEntrySchema = z.strictObject({
   /** Until then nobody looks at the entry; after it, a round checks whether its attempt still holds the record. */
   checkAfter: isoTimestamp,
 });
-export type SlotEntry = z.infer<typeof slotEntrySchema>;
+export type PlaceEntry = z.infer<typeof placeEntrySchema>;
 
 export const admissionShardSchema = z.looseObject({
   id: z.string().startsWith(ADMISSION_SHARD_PREFIX),
   /** The `leases` container's partition key: the document's own id. */
   orderId: z.string().startsWith(ADMISSION_SHARD_PREFIX),
   shard: z.number().int().nonnegative(),
-  entries: z.array(slotEntrySchema),
+  entries: z.array(placeEntrySchema),
   updatedAt: isoTimestamp,
   _etag: z.string().optional(),
 });
 export type AdmissionShard = z.infer<typeof admissionShardSchema>;
 
 /** How many shards MAX_IN_FLIGHT places make. */
-export function shardCount(maxInFlight: number, slotsPerShard: number = ADMISSION.slotsPerShard): number {
-  return Math.max(1, Math.ceil(maxInFlight / slotsPerShard));
+export function shardCount(maxInFlight: number, placesPerShard: number = ADMISSION.placesPerShard): number {
+  return Math.max(1, Math.ceil(maxInFlight / placesPerShard));
 }
 
 /** The places of shard `k`: the first shards get one more when MAX_IN_FLIGHT does not divide evenly. */
 export function shardCapacity(
   shard: number,
   maxInFlight: number,
-  slotsPerShard: number = ADMISSION.slotsPerShard,
+  placesPerShard: number = ADMISSION.placesPerShard,
 ): number {
-  const shards = shardCount(maxInFlight, slotsPerShard);
+  const shards = shardCount(maxInFlight, placesPerShard);
   if (shard >= shards) return 0;
   return Math.floor(maxInFlight / shards) + (shard < maxInFlight % shards ? 1 : 0);
 }
@@ -89,7 +89,7 @@ export const freePlaces = (shard: AdmissionShard, capacity: number): number =>
   Math.max(0, capacity - shard.entries.length);
 
 /** The entries due for a check: their attempt may have ended without giving its place back (a crash). */
-export const entriesToCheck = (shard: AdmissionShard, now: Date): SlotEntry[] =>
+export const entriesToCheck = (shard: AdmissionShard, now: Date): PlaceEntry[] =>
   shard.entries.filter((e) => e.checkAfter <= now.toISOString());
 
 /**
@@ -101,7 +101,7 @@ export const entriesToCheck = (shard: AdmissionShard, now: Date): SlotEntry[] =>
  *   on, so a claimer that paused after taking the place could still land it; the checker must first change the
  *   record (a conditional write of the same version), then the place is free.
  */
-export function entryVerdict(entry: SlotEntry, record: StateRecord | undefined): "held" | "free" | "fence" {
+export function entryVerdict(entry: PlaceEntry, record: StateRecord | undefined): "held" | "free" | "fence" {
   if (!record) return "free";
   if (record.lockedBy === entry.holder) return "held";
   return record._etag === entry.recordEtag ? "fence" : "free";
@@ -114,7 +114,7 @@ export function entryVerdict(entry: SlotEntry, record: StateRecord | undefined):
  * it. Otherwise (the lock ended long before, the attempt never held the record, or the history no longer shows it)
  * the give-back was due long ago, and only a crash between the two writes explains its absence.
  */
-export function mayStillBeGivenBack(entry: SlotEntry, record: StateRecord | undefined, now: Date): boolean {
+export function mayStillBeGivenBack(entry: PlaceEntry, record: StateRecord | undefined, now: Date): boolean {
   const attempt = parseInstanceId(entry.holder);
   if (!record || attempt?.orderId !== record.orderId) return false;
   const ended = record.history.find((h) => h.attempt === attempt.attempt && !isLocked(h.to));
@@ -138,7 +138,7 @@ export function nextCheck(record: StateRecord, now: Date, claimTimeoutSeconds: n
 export function updateShard(
   shard: AdmissionShard,
   change: {
-    take?: readonly SlotEntry[];
+    take?: readonly PlaceEntry[];
     ended?: ReadonlySet<string>;
     tickets?: ReadonlySet<string>;
     recheck?: ReadonlyMap<string, string>;

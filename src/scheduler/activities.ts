@@ -435,7 +435,11 @@ async function sendDeadlineNotice(
 
 /**
  * The Scheduler's activities by name: the orchestration calls them through `activityProxy<SchedulerActivities>`,
- * which takes each name, input and result type from here, and the app registers each under its name.
+ * which takes each name, input and result type from here, and the app registers each under its name. This table is
+ * the one place where a registered name meets its function. The `scheduler` prefix is deliberate: it namespaces the
+ * activities among the host's functions, which share one flat namespace (`scheduler`, `starter`, `supervisor`,
+ * `submitOrder`, …), while the functions keep their short names inside this module. The keys are a contract:
+ * in-flight orchestrations' durable histories name them, so they never change (docs/contract.md lists them).
  */
 export const schedulerActivities = {
   schedulerDispatchNext: dispatchNext,

@@ -14,7 +14,7 @@ import {
   submit,
   type StateRecord,
 } from "../../../src/domain";
-import { AdmissionSlots } from "../../../src/coordination/admissionShards";
+import { AdmissionPlaces } from "../../../src/coordination/admissionShards";
 import { cosmosContainers } from "../../../src/store/cosmos";
 import type { Logger } from "../../../src/telemetry/logger";
 import { StateStore } from "../../../src/store/stateStore";
@@ -62,8 +62,8 @@ function recordingLog(): Logger & { info: string[]; warnings: string[] } {
 }
 
 /** Admission with MAX_IN_FLIGHT 1, its clock at `clock.seconds` past T0. */
-function slots(states: StateStore, clock: { seconds: number }): AdmissionSlots {
-  return new AdmissionSlots(containers.leases, {
+function places(states: StateStore, clock: { seconds: number }): AdmissionPlaces {
+  return new AdmissionPlaces(containers.leases, {
     maxInFlight: 1,
     claimTimeoutSeconds: CLAIM_TIMEOUT_SECONDS,
     states,
@@ -76,7 +76,7 @@ function slots(states: StateStore, clock: { seconds: number }): AdmissionSlots {
  * past the place's check time) by a write whose give-back has not happened: a store without one.
  */
 async function attemptEndedWithoutGiveBack(
-  admission: AdmissionSlots,
+  admission: AdmissionPlaces,
   endedAt: number,
 ): Promise<{ record: StateRecord; shard: number }> {
   const states = new StateStore(containers.state);
@@ -100,7 +100,7 @@ async function attemptEndedWithoutGiveBack(
 it("frees, without a crash warning, a place whose attempt ended a moment ago and whose give-back is on its way", async () => {
   const clock = { seconds: 0 };
   const states = new StateStore(containers.state);
-  const admission = slots(states, clock);
+  const admission = places(states, clock);
   const { record, shard } = await attemptEndedWithoutGiveBack(admission, 100);
 
   // A round one second after the end, past the place's check time, finds the attempt no longer holding the record.
@@ -122,7 +122,7 @@ it("frees, without a crash warning, a place whose attempt ended a moment ago and
 it("warns of a crash when the place of an attempt that ended long ago was never given back", async () => {
   const clock = { seconds: 0 };
   const states = new StateStore(containers.state);
-  const admission = slots(states, clock);
+  const admission = places(states, clock);
   const { record, shard } = await attemptEndedWithoutGiveBack(admission, 100);
 
   clock.seconds = 100 + ADMISSION.giveBackGraceMs / 1000 + 1;
@@ -138,7 +138,7 @@ it("warns of a crash when the place of an attempt that ended long ago was never 
 it("warns of nothing when the give-back lands while the round checks the place", async () => {
   const clock = { seconds: 0 };
   const states = new StateStore(containers.state);
-  const checker = slots(states, clock);
+  const checker = places(states, clock);
   const { record, shard } = await attemptEndedWithoutGiveBack(checker, 100);
 
   // The checker's copy of the shard, read before the place was due, still shows the place when the round starts:
@@ -147,7 +147,7 @@ it("warns of nothing when the give-back lands while the round checks the place",
   vi.useFakeTimers({ toFake: ["performance"] });
   await checker.read(shard);
   // Another instance gives the place back (late, but it lands) ...
-  await slots(new StateStore(containers.state), clock).giveBack(shard, { ended: [`${record.orderId}:1`] });
+  await places(new StateStore(containers.state), clock).giveBack(shard, { ended: [`${record.orderId}:1`] });
   // ... while the checker, trusting its copy, checks the place and loses its write to that give-back.
   clock.seconds = 100 + ADMISSION.giveBackGraceMs / 1000 + 1;
   const log = recordingLog();

@@ -1,5 +1,5 @@
 /**
- * Admission by slots against the Cosmos DB emulator, as several instances run it: random schedules of claim rounds
+ * Admission by places against the Cosmos DB emulator, as several instances run it: random schedules of claim rounds
  * on instances whose clocks disagree (one may see the others' fresh places as due for a check, as an instance does
  * after a long pause), claimers that take places and stop before their claim (a crash) and some that resume later
  * with the claim they had prepared, attempts that end with their give-back and without it (a crash between the two
@@ -19,7 +19,7 @@ import {
   type StateRecord,
 } from "../../../src/domain";
 import { claimAndStart } from "../../../src/scheduler/starter";
-import { AdmissionSlots, type Placed } from "../../../src/coordination/admissionShards";
+import { AdmissionPlaces, type Placed } from "../../../src/coordination/admissionShards";
 import { cosmosContainers } from "../../../src/store/cosmos";
 import { StateStore } from "../../../src/store/stateStore";
 import { at, sampleOrder } from "../../support/domain";
@@ -44,7 +44,7 @@ afterAll(async () => {
 /** One app instance: its own record cache and admission view, its own clock (seconds past the shared one). */
 interface Instance {
   states: StateStore;
-  admission: AdmissionSlots;
+  admission: AdmissionPlaces;
   skewSeconds: number;
 }
 
@@ -90,8 +90,8 @@ it("fences a claim that paused past its check: its place was found free, so the 
       await stack.deps.states.create(
         submit(sampleOrder({ orderId, replyTo: "status-demo" }), { now: at(i), workflow: orderWorkflowV1 }),
       );
-    const slotsOf = (states: StateStore, now: Date) =>
-      new AdmissionSlots(containers.leases, {
+    const placesOf = (states: StateStore, now: Date) =>
+      new AdmissionPlaces(containers.leases, {
         maxInFlight: 1,
         claimTimeoutSeconds: CLAIM_TIMEOUT_SECONDS,
         states,
@@ -99,7 +99,7 @@ it("fences a claim that paused past its check: its place was found free, so the 
       });
     // Instance A takes the only place for the newer order, then pauses before its claim.
     const storeA = new StateStore(containers.state);
-    const a = slotsOf(storeA, at(5_000));
+    const a = placesOf(storeA, at(5_000));
     const newer = (await storeA.get("ADM-PAUSE-1"))!;
     const [paused] = await a.take(await a.findRoom(1, stack.context("A")), [newer]);
     expect(paused).toBeDefined();
@@ -107,7 +107,7 @@ it("fences a claim that paused past its check: its place was found free, so the 
     // Instance B, past the entry's check time, finds the record unclaimed and the place free: it fences the record,
     // then spends the place on the older order.
     const storeB = new StateStore(containers.state);
-    const b = slotsOf(storeB, at(5_000 + CLAIM_TIMEOUT_SECONDS + 1));
+    const b = placesOf(storeB, at(5_000 + CLAIM_TIMEOUT_SECONDS + 1));
     const deps = {
       config: { ...stack.config, maxInFlight: 1, claimTimeoutSeconds: CLAIM_TIMEOUT_SECONDS },
       states: storeB,
@@ -146,7 +146,7 @@ it("never locks more than MAX_IN_FLIGHT records, across instances, pauses and cr
             if (before.admissionShard !== null)
               await instance.admission.giveBack(before.admissionShard, { ended: [before.lockedBy!] });
           });
-          instance.admission = new AdmissionSlots(containers.leases, {
+          instance.admission = new AdmissionPlaces(containers.leases, {
             maxInFlight,
             claimTimeoutSeconds: CLAIM_TIMEOUT_SECONDS,
             states: instance.states,

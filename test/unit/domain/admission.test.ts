@@ -12,13 +12,13 @@ import {
   shardCapacity,
   shardCount,
   updateShard,
-  type SlotEntry,
+  type PlaceEntry,
 } from "../../../src/domain";
 import { T0, ok, pendingRecord } from "../../support/domain";
 
 const at = (s: number) => new Date(T0.getTime() + s * 1000);
 
-const entry = (holder: string, ticket: string, checkAfter = at(60)): SlotEntry => ({
+const entry = (holder: string, ticket: string, checkAfter = at(60)): PlaceEntry => ({
   holder,
   ticket,
   orderId: holder.split(":")[0]!,

@@ -12,8 +12,8 @@ import {
   stepDispatched,
   stepSucceeded,
   type StateRecord,
-} from "../../../src/domain";
-import { at, ok, pendingRecord, processingRecord } from "../../support/domain";
+} from "../../../../src/domain";
+import { at, ok, pendingRecord, processingRecord } from "../../../support/domain";
 
 const error = { code: "CircuitOpen", message: "circuit breaker open" };
 

@@ -1,0 +1,172 @@
+import { describe, expect, it } from "vitest";
+import {
+  compensated,
+  compensationStepDispatched,
+  compensationStepDone,
+  compensationStepFailed,
+  nextUndoIndex,
+  operatorCancel,
+  processed,
+  requestCompensation,
+  stepSucceeded,
+} from "../../../../src/domain";
+import { at, ok, pendingRecord, processingRecord } from "../../../support/domain";
+import { STEPS, LAST, refusal, compensatingRecord } from "./support";
+
+describe("compensation steps", () => {
+  it("undoes in reverse order and ends Compensated", () => {
+    let record = compensatingRecord();
+    const lockedBy = record.lockedBy!;
+    expect(
+      refusal(
+        compensationStepDispatched(record, { now: at(21), lockedBy, stepIndex: 0, stepTimeoutSeconds: 30 }),
+      ).code,
+    ).toBe("StepOutOfOrder");
+    const newestFirst = Array.from({ length: LAST }, (_, i) => LAST - 1 - i);
+    for (const [i, index] of newestFirst.entries()) {
+      record = ok(
+        compensationStepDispatched(record, {
+          now: at(21 + i),
+          lockedBy,
+          stepIndex: index,
+          stepTimeoutSeconds: 30,
+        }),
+      );
+      expect(record.completeBy).toBe(at(51 + i).toISOString());
+      expect(
+        compensationStepDispatched(record, {
+          now: at(25),
+          lockedBy,
+          stepIndex: index,
+          stepTimeoutSeconds: 30,
+        }),
+      ).toMatchObject({ ok: true, changed: false });
+      expect(refusal(compensated(record, { now: at(22), lockedBy })).code).toBe("StepsIncomplete");
+      record = ok(
+        compensationStepDone(record, {
+          now: at(22 + i),
+          lockedBy,
+          stepIndex: index,
+          result: { undone: index },
+        }),
+      );
+      expect(
+        compensationStepDone(record, { now: at(23), lockedBy, stepIndex: index, result: null }),
+      ).toMatchObject({ ok: true, changed: false });
+    }
+    expect(ok(compensated(record, { now: at(30), lockedBy }))).toMatchObject({
+      processState: "Compensated",
+      lockedBy: null,
+      completeBy: null,
+    });
+  });
+
+  it("refuses an undo outcome for an undo never dispatched", () => {
+    const record = compensatingRecord();
+    const lockedBy = record.lockedBy!;
+    expect(
+      refusal(compensationStepDone(record, { now: at(21), lockedBy, stepIndex: 1, result: null })).code,
+    ).toBe("StepOutOfOrder");
+    expect(
+      refusal(
+        compensationStepFailed(record, {
+          now: at(21),
+          lockedBy,
+          stepIndex: 1,
+          outcome: "permanent",
+          error: { code: "x", message: "" },
+        }),
+      ).code,
+    ).toBe("StepOutOfOrder");
+  });
+
+  it("ends the attempt early on a transient undo failure", () => {
+    const dispatched = (() => {
+      const r = compensatingRecord();
+      return ok(
+        compensationStepDispatched(r, {
+          now: at(21),
+          lockedBy: r.lockedBy!,
+          stepIndex: 1,
+          stepTimeoutSeconds: 30,
+        }),
+      );
+    })();
+    const failed = ok(
+      compensationStepFailed(dispatched, {
+        now: at(22),
+        lockedBy: dispatched.lockedBy!,
+        stepIndex: 1,
+        outcome: "transient",
+        error: { code: "Unavailable", message: "503" },
+      }),
+    );
+    expect(failed).toMatchObject({ processState: "Compensating", completeBy: at(22).toISOString() });
+  });
+
+  it("ends CompensationFailed on a permanent undo failure", () => {
+    const r = compensatingRecord();
+    const dispatched = ok(
+      compensationStepDispatched(r, {
+        now: at(21),
+        lockedBy: r.lockedBy!,
+        stepIndex: 1,
+        stepTimeoutSeconds: 30,
+      }),
+    );
+    const failed = ok(
+      compensationStepFailed(dispatched, {
+        now: at(22),
+        lockedBy: dispatched.lockedBy!,
+        stepIndex: 1,
+        outcome: "permanent",
+        error: { code: "RefundRefused", message: "card closed" },
+      }),
+    );
+    expect(failed).toMatchObject({ processState: "CompensationFailed", lockedBy: null, completeBy: null });
+    expect(failed.steps[1]!.undo).toMatchObject({ status: "Failed", lastError: { code: "RefundRefused" } });
+  });
+});
+
+describe("requestCompensation", () => {
+  it("compensates at once an order with nothing done", () => {
+    const result = ok(
+      requestCompensation(pendingRecord(), { now: at(1), reason: "policy", requestedBy: "policy" }),
+    );
+    expect(result.processState).toBe("Compensated");
+  });
+
+  it("releases a running attempt's lock and counts an in-doubt step as needing undo", () => {
+    const record = processingRecord(1, true);
+    const result = ok(requestCompensation(record, { now: at(12), reason: "fraud", requestedBy: "policy" }));
+    expect(result).toMatchObject({ processState: "CompensationPending", lockedBy: null, completeBy: null });
+    expect(nextUndoIndex(result)).toBe(1);
+    // The running attempt is fenced off from now on.
+    expect(
+      refusal(
+        stepSucceeded(result, {
+          now: at(13),
+          lockedBy: record.lockedBy!,
+          stepIndex: 1,
+          result: 1,
+          compensation: 1,
+        }),
+      ).code,
+    ).toBe("NotLockHolder");
+  });
+
+  it("refuses a second request and requests from terminal states", () => {
+    const pendingUndo = ok(
+      requestCompensation(processingRecord(1), { now: at(12), reason: "x", requestedBy: "policy" }),
+    );
+    expect(
+      refusal(requestCompensation(pendingUndo, { now: at(13), reason: "x", requestedBy: "policy" })).code,
+    ).toBe("AlreadyCompensating");
+    const done = processingRecord(STEPS);
+    const finished = ok(processed(done, { now: at(20), lockedBy: done.lockedBy! }));
+    expect(
+      refusal(requestCompensation(finished, { now: at(21), reason: "x", requestedBy: "policy" })).code,
+    ).toBe("WrongState");
+    expect(refusal(operatorCancel(finished, { now: at(21), operator: "ana" })).code).toBe("WrongState");
+  });
+});

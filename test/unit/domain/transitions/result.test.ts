@@ -1,0 +1,30 @@
+import { describe, expect, it } from "vitest";
+import { HISTORY_LIMIT, claim, expire, stateRecordSchema, stepSucceeded } from "../../../../src/domain";
+import { at, ok, pendingRecord, processingRecord } from "../../../support/domain";
+import { expireCtx } from "./support";
+
+describe("records", () => {
+  it("never mutates the record it is given", () => {
+    const record = processingRecord(1, true);
+    const copy = structuredClone(record);
+    stepSucceeded(record, {
+      now: at(12),
+      lockedBy: record.lockedBy!,
+      stepIndex: 1,
+      result: 1,
+      compensation: 1,
+    });
+    expect(record).toEqual(copy);
+  });
+
+  it("bounds the audit trail", () => {
+    let record = pendingRecord();
+    for (let i = 0; i < HISTORY_LIMIT + 10; i++) {
+      record = ok(claim(record, { now: at(i * 100), claimTimeoutSeconds: 1 }));
+      record = ok(expire(record, expireCtx(record, i * 100 + 2, 1000)));
+      record = { ...record, retryAt: null };
+    }
+    expect(record.history).toHaveLength(HISTORY_LIMIT);
+    expect(stateRecordSchema.safeParse(record).success).toBe(true);
+  });
+});
