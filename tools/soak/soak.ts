@@ -230,7 +230,10 @@ function countByState(states: Iterable<ProcessState>): Record<ProcessState, numb
 }
 
 /** Per scenario of the plan: its orders, how many ended as planned, and where they all ended. */
-function scenarioTally(plan: readonly PlannedOrder[], records: readonly StateRecord[]): SoakResult["scenarios"] {
+function scenarioTally(
+  plan: readonly PlannedOrder[],
+  records: readonly StateRecord[],
+): SoakResult["scenarios"] {
   const stateOf = new Map(records.map((r) => [r.orderId, r.processState]));
   return SCENARIO_NAMES.map((scenario) => {
     const orders = plan.filter((p) => p.scenario === scenario);
