@@ -7,7 +7,8 @@
 import type { Browser, Page } from "playwright-core";
 import { describe, expect } from "vitest";
 import { orderWorkflowV1, type StateRecord } from "../../src/domain";
-import { E2E_OPERATOR, e2eOrder, forOrder, type E2E, type FaultSpec, submitWithFaults } from "../support/e2e";
+import { E2E_OPERATOR, type E2E, type FaultSpec } from "../support/e2e";
+import { e2eOrder, forOrder, submitWithFaults } from "../support/e2eOrders";
 import { faultOn } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
 import { NO_CHROMIUM, chromiumFixture, chromiumPath } from "./chromium";

@@ -13,7 +13,8 @@ import {
   type ProcessState,
   type StateRecord,
 } from "../../src/domain";
-import { E2E_OPERATOR, e2eOrder, type E2E, submitWithFaults } from "../support/e2e";
+import { E2E_OPERATOR, type E2E } from "../support/e2e";
+import { e2eOrder, submitWithFaults } from "../support/e2eOrders";
 import { processedStatuses } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
 import { NO_CHROMIUM, chromiumFixture, chromiumPath } from "./chromium";

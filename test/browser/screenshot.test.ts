@@ -9,7 +9,7 @@ import path from "node:path";
 import { describe, expect } from "vitest";
 import type { Browser } from "playwright-core";
 import { orderWorkflowV1 } from "../../src/domain";
-import { e2eOrder } from "../support/e2e";
+import { e2eOrder } from "../support/e2eOrders";
 import { faultOn } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
 import { chromiumFixture, chromiumPath } from "./chromium";

@@ -9,7 +9,7 @@
 import path from "node:path";
 import { describe, expect } from "vitest";
 import type { Browser } from "playwright-core";
-import { submitRecoveredOrder } from "../support/e2e";
+import { submitRecoveredOrder } from "../support/e2eOrders";
 import { e2eTest } from "../support/fixtures";
 import { chromiumFixture, chromiumPath } from "./chromium";
 

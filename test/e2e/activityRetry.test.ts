@@ -6,7 +6,7 @@
  */
 import { expect } from "vitest";
 import { ACTIVITY_RETRY } from "../../src/domain";
-import { e2eOrder, expectOneSetOfEffects } from "../support/e2e";
+import { e2eOrder, expectOneSetOfEffects } from "../support/e2eOrders";
 import { orderAppVariant, submitTo } from "../support/e2eChild";
 import { childStackTest as it } from "../support/fixtures";
 

@@ -5,7 +5,7 @@
  */
 import { expect } from "vitest";
 import type { StateRecord } from "../../src/domain";
-import { e2eOrder } from "../support/e2e";
+import { e2eOrder } from "../support/e2eOrders";
 import { e2eTest } from "../support/fixtures";
 
 const MAX_IN_FLIGHT = 2;

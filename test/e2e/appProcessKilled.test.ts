@@ -4,7 +4,7 @@
  */
 import { expect } from "vitest";
 import { orderWorkflowV1, type StateRecord } from "../../src/domain";
-import { e2eOrder } from "../support/e2e";
+import { e2eOrder } from "../support/e2eOrders";
 import { faultOn, processedLedger, stepIndex, stepStatusesAt } from "../support/expectedProcess";
 import { submitTo, type ChildStack } from "../support/e2eChild";
 import { childStackTest as it } from "../support/fixtures";

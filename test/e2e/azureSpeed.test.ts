@@ -6,7 +6,7 @@
  * attempt, with each side effect once. The run takes real time (tens of seconds): no step waits for a deadline.
  */
 import { expect } from "vitest";
-import { e2eOrder } from "../support/e2e";
+import { e2eOrder } from "../support/e2eOrders";
 import { azureTuningDefaults } from "../support/azureDefaults";
 import { e2eTest } from "../support/fixtures";
 

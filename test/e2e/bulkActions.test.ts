@@ -10,14 +10,9 @@
 import { expect } from "vitest";
 import { encodeClientPrincipal } from "devhost/auth";
 import { BREAKER, orderWorkflowV1, type StateRecord } from "../../src/domain";
-import {
-  e2eOrder,
-  forOrder,
-  type E2E,
-  type FaultSpec,
-  type QueueLog,
-  submitWithFaults,
-} from "../support/e2e";
+import { type E2E, type FaultSpec } from "../support/e2e";
+import { e2eOrder, forOrder, submitWithFaults } from "../support/e2eOrders";
+import { type QueueLog } from "../support/e2eQueues";
 import { faultOn } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
 

@@ -6,7 +6,7 @@
  */
 import { expect } from "vitest";
 import { orderWorkflowV1 } from "../../src/domain";
-import { e2eOrder, forOrder, submitWithFaults } from "../support/e2e";
+import { e2eOrder, forOrder, submitWithFaults } from "../support/e2eOrders";
 import { compensatedLedger, compensationStoppedSteps, faultOn, stepIndex } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
 

@@ -6,7 +6,8 @@
  */
 import { expect } from "vitest";
 import { orderWorkflowV1 } from "../../src/domain";
-import { e2eOrder, sendToQueue, waitForRejected } from "../support/e2e";
+import { e2eOrder } from "../support/e2eOrders";
+import { sendToQueue, waitForRejected } from "../support/e2eQueues";
 import { faultOn, stepIndex } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
 import { waitUntilPast } from "../support/wait";

@@ -5,15 +5,9 @@
  * overwrite of the stored order.
  */
 import { expect } from "vitest";
-import {
-  e2eOrder,
-  expectOneSetOfEffects,
-  peekAll,
-  waitForRejected,
-  forOrder,
-  sendToQueue,
-  type E2E,
-} from "../support/e2e";
+import { type E2E } from "../support/e2e";
+import { e2eOrder, expectOneSetOfEffects, forOrder } from "../support/e2eOrders";
+import { peekAll, waitForRejected, sendToQueue } from "../support/e2eQueues";
 import { e2eTest } from "../support/fixtures";
 
 const it = e2eTest();

@@ -12,7 +12,8 @@ import { encodeClientPrincipal } from "devhost/auth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { orderWorkflowV1, type StateRecord, type StepUse } from "../../src/domain";
 import { pollUntil } from "../support/wait";
-import { E2E_OPERATOR, E2E_SETTINGS, e2eOrder, type LedgerEntry } from "../support/e2e";
+import { E2E_OPERATOR, E2E_SETTINGS, type LedgerEntry } from "../support/e2e";
+import { e2eOrder } from "../support/e2eOrders";
 import { processedLedger, undoCall, type DeclaredSteps } from "../support/expectedProcess";
 import { forkRepository, freePort, startFork, type Fork, type StartedFork } from "../support/fork";
 

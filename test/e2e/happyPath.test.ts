@@ -1,6 +1,6 @@
 /** Failure catalogue: the happy path. Every step succeeds once, in order; the submitter hears every milestone. */
 import { expect } from "vitest";
-import { e2eOrder } from "../support/e2e";
+import { e2eOrder } from "../support/e2eOrders";
 import { processedLedger, processedStatuses } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
 

@@ -7,7 +7,8 @@
  */
 import { expect } from "vitest";
 import { orderWorkflowV1 } from "../../src/domain";
-import { e2eOrder, type LedgerEntry, forOrder } from "../support/e2e";
+import { type LedgerEntry } from "../support/e2e";
+import { e2eOrder, forOrder } from "../support/e2eOrders";
 import { faultOn, processedLedger, stepIndex } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
 import { waitUntilPast } from "../support/wait";

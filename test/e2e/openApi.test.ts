@@ -16,7 +16,8 @@ import { loadConfig } from "../../src/config";
 import { orderWorkflowV1 } from "../../src/domain";
 import { BACKLOG_CACHE_MS } from "../../src/coordination/backlog";
 import { pendingRecord, sampleOrder } from "../support/domain";
-import { e2eOrder, type E2E, submitWithFaults } from "../support/e2e";
+import { type E2E } from "../support/e2e";
+import { e2eOrder, submitWithFaults } from "../support/e2eOrders";
 import { e2eTest } from "../support/fixtures";
 import { OpenApiCheck } from "../support/openApi";
 

@@ -10,7 +10,8 @@
  */
 import { expect } from "vitest";
 import { orderWorkflowV1 } from "../../src/domain";
-import { e2eOrder, forOrder, type E2E, submitWithFaults } from "../support/e2e";
+import { type E2E } from "../support/e2e";
+import { e2eOrder, forOrder, submitWithFaults } from "../support/e2eOrders";
 import { faultOn, processedLedger, undoCall } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
 

@@ -10,7 +10,8 @@
  */
 import { expect } from "vitest";
 import { AGENT_NAMES, computeRetryBudget } from "../../src/domain";
-import { E2E_SETTINGS, e2eOrder, forOrder, type E2E } from "../support/e2e";
+import { E2E_SETTINGS, type E2E } from "../support/e2e";
+import { e2eOrder, forOrder } from "../support/e2eOrders";
 import { faultOn, lastStepNotOn } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
 import { sampleSettings } from "../../tools/repository";

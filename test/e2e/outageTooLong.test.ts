@@ -11,7 +11,8 @@ import { expect, vi } from "vitest";
 import { breakerRecordId, breakerRecordSchema, computeRetryBudget, type StateRecord } from "../../src/domain";
 import { CONTAINERS } from "../../src/store/cosmos";
 import { sampleSettings } from "../../tools/repository";
-import { E2E_SETTINGS, e2eOrder, forOrder } from "../support/e2e";
+import { E2E_SETTINGS } from "../support/e2e";
+import { e2eOrder, forOrder } from "../support/e2eOrders";
 import { e2eTest } from "../support/fixtures";
 
 const OUTAGE_MAX_SECONDS = 120;

@@ -5,7 +5,8 @@
  */
 import { expect } from "vitest";
 import { orderWorkflowV1 } from "../../src/domain";
-import { e2eOrder, forOrder, type QueueLog, submitWithFaults } from "../support/e2e";
+import { e2eOrder, forOrder, submitWithFaults } from "../support/e2eOrders";
+import { type QueueLog } from "../support/e2eQueues";
 import {
   compensatedLedger,
   compensatedStatuses,

@@ -5,7 +5,9 @@
  * written to the store and no remote service is called.
  */
 import { expect } from "vitest";
-import { e2eOrder, peekAll, sendToQueue, waitForRejected, type E2E } from "../support/e2e";
+import { type E2E } from "../support/e2e";
+import { e2eOrder } from "../support/e2eOrders";
+import { peekAll, sendToQueue, waitForRejected } from "../support/e2eQueues";
 import { e2eTest } from "../support/fixtures";
 import { jsonText } from "../../src/messaging/jsonText";
 

@@ -9,7 +9,8 @@
 import { readFileSync } from "node:fs";
 import { expect, vi } from "vitest";
 import { AGENT_NAMES, agentFunctionName, agentRequestQueue, type StateRecord } from "../../src/domain";
-import { e2eOrder, expectOneSetOfEffects, forOrder, type E2E } from "../support/e2e";
+import { type E2E } from "../support/e2e";
+import { e2eOrder, expectOneSetOfEffects, forOrder } from "../support/e2eOrders";
 import { azureTuningDefaults } from "../support/azureDefaults";
 import { compensatedLedger, faultOn, lastStepNotOn, stepIndex } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";

@@ -6,7 +6,8 @@
  */
 import { expect } from "vitest";
 import { orderWorkflowV1 } from "../../src/domain";
-import { e2eOrder, type LedgerEntry, forOrder, type E2E } from "../support/e2e";
+import { type LedgerEntry, type E2E } from "../support/e2e";
+import { e2eOrder, forOrder } from "../support/e2eOrders";
 import { faultOn, processedLedger, stepIndex } from "../support/expectedProcess";
 import { e2eTest, type E2EFixtures } from "../support/fixtures";
 

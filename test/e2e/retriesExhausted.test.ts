@@ -7,7 +7,8 @@
  */
 import { expect } from "vitest";
 import { orderWorkflowV1 } from "../../src/domain";
-import { E2E_SETTINGS, e2eOrder, forOrder } from "../support/e2e";
+import { E2E_SETTINGS } from "../support/e2e";
+import { e2eOrder, forOrder } from "../support/e2eOrders";
 import { faultOn, processedLedger } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
 

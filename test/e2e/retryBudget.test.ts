@@ -14,7 +14,9 @@ import { loadConfig, type AppConfig } from "../../src/config";
 import { AGENT_NAMES, agentRequestQueue, orderWorkflowV1 } from "../../src/domain";
 import { computeRetryBudget, type RetryBudget } from "../../src/domain/retryBudget";
 import { emulatorConfigFiles } from "../../tools/repository";
-import { e2eOrder, forOrder, type E2E, type FaultSpec, type QueueLog } from "../support/e2e";
+import { type E2E, type FaultSpec } from "../support/e2e";
+import { e2eOrder, forOrder } from "../support/e2eOrders";
+import { type QueueLog } from "../support/e2eQueues";
 import { faultOn } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
 

@@ -9,7 +9,8 @@
 import { expect } from "vitest";
 import type { TraceSpan } from "../../src/api/trace";
 import { AGENT_NAMES, orderWorkflowV1, parseTraceparent } from "../../src/domain";
-import { e2eOrder, submitRecoveredOrder, type E2E } from "../support/e2e";
+import { type E2E } from "../support/e2e";
+import { e2eOrder, submitRecoveredOrder } from "../support/e2eOrders";
 import { e2eTest } from "../support/fixtures";
 
 const it = e2eTest({ LOCAL_TRACING: "memory" });

@@ -5,7 +5,8 @@
  */
 import { expect } from "vitest";
 import { orderWorkflowV1 } from "../../src/domain";
-import { E2E_SETTINGS, e2eOrder, expectOneSetOfEffects, forOrder } from "../support/e2e";
+import { E2E_SETTINGS } from "../support/e2e";
+import { e2eOrder, expectOneSetOfEffects, forOrder } from "../support/e2eOrders";
 import { processedStatuses } from "../support/expectedProcess";
 import { e2eTest } from "../support/fixtures";
 

@@ -6,7 +6,7 @@
  */
 import { expect } from "vitest";
 import { AGENT_NAMES, agentFunctionName } from "../../src/domain";
-import { e2eOrder } from "../support/e2e";
+import { e2eOrder } from "../support/e2eOrders";
 import { processedLedger } from "../support/expectedProcess";
 import { submitTo, type AppProcess, type ChildStack } from "../support/e2eChild";
 import { childStackTest as it } from "../support/fixtures";

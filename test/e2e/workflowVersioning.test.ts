@@ -5,7 +5,7 @@
  */
 import { expect } from "vitest";
 import { orderWorkflowV1 } from "../../src/domain";
-import { e2eOrder } from "../support/e2e";
+import { e2eOrder } from "../support/e2eOrders";
 import { orderAppVariant, submitTo } from "../support/e2eChild";
 import { faultOn, processedLedger, stepIndex, type DeclaredSteps } from "../support/expectedProcess";
 import { childStackTest as it } from "../support/fixtures";

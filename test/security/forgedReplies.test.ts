@@ -7,7 +7,9 @@
  */
 import { expect } from "vitest";
 import { agentRequestId, orderWorkflowV1 } from "../../src/domain";
-import { e2eOrder, orderSnapshot, sendToQueue, waitForRejected, type E2E } from "../support/e2e";
+import { type E2E } from "../support/e2e";
+import { e2eOrder, orderSnapshot } from "../support/e2eOrders";
+import { sendToQueue, waitForRejected } from "../support/e2eQueues";
 import { faultOn } from "../support/expectedProcess";
 import { e2eTest, type E2EFixtures } from "../support/fixtures";
 import { RAW_CONTROL } from "../support/text";

@@ -6,7 +6,8 @@
  */
 import { expect } from "vitest";
 import { agentRequestId, idempotencyKeyFor, type StepKind } from "../../src/domain";
-import { e2eOrder, expectOneSetOfEffects, orderSnapshot, sendToQueue, waitForRejected } from "../support/e2e";
+import { e2eOrder, expectOneSetOfEffects, orderSnapshot } from "../support/e2eOrders";
+import { sendToQueue, waitForRejected } from "../support/e2eQueues";
 import { e2eTest, type E2EFixtures } from "../support/fixtures";
 
 // One agent call that hangs for 30 s inside a 40 s step: the step stays Dispatched while the test forges.

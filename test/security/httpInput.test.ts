@@ -5,7 +5,8 @@
  */
 import net from "node:net";
 import { describe, expect } from "vitest";
-import { e2eOrder, orderSnapshot, type E2E } from "../support/e2e";
+import { type E2E } from "../support/e2e";
+import { e2eOrder, orderSnapshot } from "../support/e2eOrders";
 import { e2eTest } from "../support/fixtures";
 
 const it = e2eTest().extend<{ $file: { known: string } }>({

@@ -7,7 +7,8 @@
  */
 import { describe, expect } from "vitest";
 import { encodeClientPrincipal } from "devhost/auth";
-import { e2eOrder, orderSnapshot, type E2E } from "../support/e2e";
+import { type E2E } from "../support/e2e";
+import { e2eOrder, orderSnapshot } from "../support/e2eOrders";
 import { e2eTest } from "../support/fixtures";
 import { pollUntil } from "../support/wait";
 

@@ -7,7 +7,9 @@
  * line of its own.
  */
 import { expect } from "vitest";
-import { e2eOrder, forOrder, peekAll, sendToQueue, waitForRejected, type E2E } from "../support/e2e";
+import { type E2E } from "../support/e2e";
+import { e2eOrder, forOrder } from "../support/e2eOrders";
+import { peekAll, sendToQueue, waitForRejected } from "../support/e2eQueues";
 import { e2eTest } from "../support/fixtures";
 import { RAW_CONTROL } from "../support/text";
 

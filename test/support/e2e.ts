@@ -1,7 +1,8 @@
 /**
  * The whole app on the devhost against the local stack, for end-to-end tests: emulators and simulator on
  * ephemeral ports in this process, the app transpiled by the global setup and loaded by the devhost exactly as
- * `npm start` loads dist/src/index.js, timings shortened so that recovery paths run in seconds.
+ * `npm start` loads dist/src/index.js, timings shortened so that recovery paths run in seconds. The tests' orders
+ * and what they check of them are in e2eOrders.ts, the queues around the app in e2eQueues.ts.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -14,17 +15,9 @@ import { FAST_TIMINGS } from "../../tools/fastTimings";
 import { startLocalStack, type LocalStackAddresses } from "../../tools/localStack";
 import { startFaultProxies, type FaultProxies } from "./faultProxy";
 import { sampleSettings } from "../../tools/repository";
-import {
-  simulatorFaults,
-  type FaultSpec,
-  type InjectedFault,
-  type LedgerEntry,
-  type SimulatorFaults,
-} from "../../tools/simulator";
+import { simulatorFaults, type LedgerEntry, type SimulatorFaults } from "../../tools/simulator";
 import { settingsForSimulator } from "../../tools/simulator/settings";
-import { expect, inject } from "vitest";
-import { sampleOrder } from "./domain";
-import { faultOn, processedLedger, stepIndex } from "./expectedProcess";
+import { inject } from "vitest";
 import { pollUntil } from "./wait";
 
 export type { FaultSpec, InjectedFault, LedgerEntry, SimulatorFaults } from "../../tools/simulator";
@@ -222,207 +215,4 @@ export function simulatorAndQueues(
       }
     },
   };
-}
-
-/** A predicate matching queue messages (status, alerts) about one order. */
-export const forOrder =
-  (orderId: string) =>
-  (m: unknown): boolean =>
-    (m as { orderId?: unknown } | null)?.orderId === orderId;
-
-let counter = 0;
-/**
- * The tests' sample order (domain.ts) under an id no other order of this run has, with `overrides` on top; they
- * may be of any type, for the tests of refused input.
- */
-export function e2eOrder(
-  prefix: string,
-  overrides: Record<string, unknown> = {},
-): { orderId: string } & Record<string, unknown> {
-  return { ...sampleOrder({ orderId: `${prefix}-${process.pid}-${++counter}` }), ...overrides };
-}
-
-/**
- * Arms each fault for this order alone, then submits it through the front door: the start of every test of a
- * failure. Fails unless the order is accepted (202); resolves with the armed faults (their ids, for `remove`).
- */
-export async function submitWithFaults(
-  e2e: E2E,
-  order: { orderId: string },
-  ...faults: Array<Omit<FaultSpec, "orderId">>
-): Promise<InjectedFault[]> {
-  const armed: InjectedFault[] = [];
-  for (const fault of faults) armed.push(await e2e.faults.add({ ...fault, orderId: order.orderId }));
-  const res = await e2e.submit(order);
-  if (res.status !== 202) throw new Error(`submitting ${order.orderId}: ${res.status} ${await res.text()}`);
-  return armed;
-}
-
-/**
- * An order the Supervisor recovers: every call of its first attempt's payment step (chargePayment in the
- * declaration) fails (AGENT_MAX_ATTEMPTS=3), the agent replies transient, the attempt ends early with a deadline
- * notice, and attempt 2 finishes it. Resolves once it is Processed.
- */
-export async function submitRecoveredOrder(e2e: E2E, prefix: string): Promise<{ orderId: string }> {
-  const order = e2eOrder(prefix);
-  await submitWithFaults(e2e, order, {
-    ...faultOn(stepIndex("chargePayment")),
-    kind: "transient",
-    count: 3,
-  });
-  await e2e.waitForState(order.orderId, ["Processed"], 30_000);
-  return order;
-}
-
-/**
- * Collects what a queue receives across a test file: each call drains the queue (receive-and-delete) into the
- * log, so a test can wait for a message that is sent just after a state write and still see earlier ones.
- */
-export interface QueueLog {
-  /** Everything received so far, after draining what is on the queue now. */
-  all(): Promise<unknown[]>;
-  /** Drains until a message matches; fails after `timeoutMs` listing what was seen. */
-  waitFor(match: (message: unknown) => boolean, timeoutMs?: number): Promise<unknown>;
-}
-
-export function queueLog(e2e: E2E, queue: string): QueueLog {
-  const seen: unknown[] = [];
-  const all = async () => {
-    seen.push(...(await e2e.drain(queue)));
-    return [...seen];
-  };
-  return {
-    all,
-    async waitFor(match, timeoutMs = 15_000) {
-      // A read of an empty queue waits half a second for messages: that is the pause between reads.
-      const received = await pollUntil(
-        all,
-        (messages) => messages.some(match),
-        (messages) =>
-          `no matching message on ${queue} within ${timeoutMs} ms; seen: ${JSON.stringify(messages)}`,
-        { timeoutMs, intervalMs: 10 },
-      );
-      return received.find(match);
-    },
-  };
-}
-
-export interface PeekedMessage {
-  messageId: string | number | undefined;
-  body: unknown;
-  deadLetterReason: string | undefined;
-  deadLetterErrorDescription: string | undefined;
-  deliveryCount: number | undefined;
-  subject: string | undefined;
-  applicationProperties: Record<string, unknown>;
-}
-export type DeadLetter = PeekedMessage;
-
-/**
- * Every message on `queue` (or its dead-letter subqueue) right now, left in place. A fresh client each time:
- * the SDK keeps the peek cursor on the management link it shares per entity, so a second peek through the same
- * client would start after the messages already seen.
- */
-export async function peekAll(e2e: E2E, queue: string, subQueue?: "deadLetter"): Promise<PeekedMessage[]> {
-  const client = new ServiceBusClient(e2e.emulators.serviceBusConnectionString);
-  try {
-    const receiver = client.createReceiver(queue, subQueue ? { subQueueType: subQueue } : {});
-    return (await receiver.peekMessages(250)).map((m) => ({
-      messageId: m.messageId as string | number | undefined,
-      body: m.body as unknown,
-      deadLetterReason: m.deadLetterReason,
-      deadLetterErrorDescription: m.deadLetterErrorDescription,
-      deliveryCount: m.deliveryCount,
-      subject: m.subject,
-      applicationProperties: { ...(m.applicationProperties ?? {}) },
-    }));
-  } finally {
-    await client.close();
-  }
-}
-
-/** Peeks the dead-letter subqueue of `queue` until a message with `messageId` is there (it stays there). */
-export async function waitForDeadLetter(
-  e2e: E2E,
-  queue: string,
-  messageId: string,
-  timeoutMs = 30_000,
-): Promise<DeadLetter> {
-  const ours = (m: PeekedMessage) => m.messageId === messageId;
-  const deadLetters = await pollUntil(
-    () => peekAll(e2e, queue, "deadLetter"),
-    (messages) => messages.some(ours),
-    (messages) =>
-      `${messageId} was not dead-lettered on ${queue} within ${timeoutMs} ms; ` +
-      `dead letters there: ${JSON.stringify(messages.map((m) => m.messageId))}`,
-    { timeoutMs, intervalMs: 250 },
-  );
-  return deadLetters.find(ours)!;
-}
-
-/**
- * Peeks rejected-messages until the message a trigger of `sourceQueue` refused, sent under `originalMessageId`, is
- * set aside there (it stays there), and gives it back with the reason the app recorded.
- */
-export async function waitForRejected(
-  e2e: E2E,
-  sourceQueue: string,
-  originalMessageId: string,
-  timeoutMs = 30_000,
-): Promise<PeekedMessage> {
-  const ours = (m: PeekedMessage) =>
-    m.applicationProperties.rejectedFrom === sourceQueue &&
-    m.applicationProperties.originalMessageId === originalMessageId;
-  const rejected = await pollUntil(
-    () => peekAll(e2e, "rejected-messages"),
-    (messages) => messages.some(ours),
-    (messages) =>
-      `${sourceQueue} message ${originalMessageId} was not set aside on rejected-messages within ${timeoutMs} ms; ` +
-      `there: ${JSON.stringify(messages.map((m) => m.applicationProperties))}`,
-    { timeoutMs, intervalMs: 100 },
-  );
-  return rejected.find(ours)!;
-}
-
-/** Sends one message to a queue of the app as any producer could: body, MessageId and content type as given. */
-export async function sendToQueue(
-  e2e: E2E,
-  queue: string,
-  body: unknown,
-  messageId: string,
-  contentType: string | undefined = "application/json",
-): Promise<void> {
-  const sender = e2e.bus.createSender(queue);
-  try {
-    await sender.sendMessages({ body, messageId, ...(contentType ? { contentType } : {}) });
-  } finally {
-    await sender.close();
-  }
-}
-
-/** What a user checks to see that nothing happened to an order: its documents as the API shows them, and its ledger. */
-export async function orderSnapshot(
-  e2e: E2E,
-  orderId: string,
-): Promise<{ order: unknown; state: unknown; ledger: LedgerEntry[] }> {
-  const res = await e2e.api(`/api/orders/${encodeURIComponent(orderId)}`);
-  const body =
-    res.status === 404
-      ? { order: null, state: null }
-      : ((await res.json()) as { order: unknown; state: unknown });
-  return { order: body.order, state: body.state, ledger: await e2e.ledger(orderId) };
-}
-
-/**
- * The happy path's effects on the remote services: each step of the declaration's forward call (for the sample:
- * reserve, charge and book), in order, each applied once from one request.
- */
-export async function expectOneSetOfEffects(
-  harness: { ledger(orderId: string): Promise<LedgerEntry[]> },
-  orderId: string,
-): Promise<void> {
-  const ledger = await harness.ledger(orderId);
-  expect(ledger.map((e) => [e.idempotencyKey, e.applied, e.requests])).toEqual(
-    processedLedger(orderId).map((call) => [call.idempotencyKey, true, 1]),
-  );
 }

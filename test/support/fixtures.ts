@@ -5,7 +5,8 @@
  */
 import { test } from "vitest";
 import { SAMPLE_REPLY_TO } from "./domain";
-import { queueLog, startE2E, type E2E, type E2EOptions, type QueueLog } from "./e2e";
+import { startE2E, type E2E, type E2EOptions } from "./e2e";
+import { queueLog, type QueueLog } from "./e2eQueues";
 import { startChildStack, type ChildStack } from "./e2eChild";
 
 export interface E2EFixtures {

@@ -17,7 +17,8 @@ import {
   throttled,
   type FaultyStack,
 } from "../../support/faultProxy";
-import { e2eOrder, startE2E } from "../../support/e2e";
+import { startE2E } from "../../support/e2e";
+import { e2eOrder } from "../../support/e2eOrders";
 import { pollUntil } from "../../support/wait";
 
 /** The SDK's request timeout in these tests: a stalled request fails after about this long. */
