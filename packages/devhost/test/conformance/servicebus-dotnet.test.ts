@@ -29,7 +29,7 @@ const QUEUES: Record<string, QueueProperties> = {
   "dead-letter": {},
   "max-delivery": { MaxDeliveryCount: 2 },
   deferral: {},
-  locks: { LockDuration: "PT2S" },
+  locks: { LockDuration: "PT4S" },
   "lock-lost": { LockDuration: "PT1S" },
   scheduling: {},
   "scheduled-send": {},

@@ -101,17 +101,19 @@ public class SettlementTests : ConformanceTest
     [Fact]
     public async Task RenewMessageLock_extends_the_lock_past_its_duration()
     {
-        var queue = Conformance.Queue("locks"); // LockDuration PT2S
+        // LockDuration PT4S: each wait leaves 1.5 s to spare, since the test classes run in parallel with each other
+        // (and CI runs the Python suite beside them); a 2 s lock renewed at 1.2 s was once lost under that load.
+        var queue = Conformance.Queue("locks");
         await using var sender = Client.CreateSender(queue);
         await sender.SendMessageAsync(new ServiceBusMessage("held"));
         await using var receiver = Client.CreateReceiver(queue);
 
         var message = await Conformance.ReceiveOneAsync(receiver);
         var firstLock = message.LockedUntil;
-        await Task.Delay(1_200);
+        await Task.Delay(2_500);
         await receiver.RenewMessageLockAsync(message);
-        Assert.True(message.LockedUntil > firstLock.AddSeconds(1), $"{firstLock:O} -> {message.LockedUntil:O}");
-        await Task.Delay(1_200); // past the first lock, within the renewed one
+        Assert.True(message.LockedUntil > firstLock.AddSeconds(2), $"{firstLock:O} -> {message.LockedUntil:O}");
+        await Task.Delay(2_500); // past the first lock, within the renewed one
         await receiver.CompleteMessageAsync(message);
         Assert.Null(await receiver.ReceiveMessageAsync(TimeSpan.FromMilliseconds(500)));
     }
