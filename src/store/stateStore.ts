@@ -1,8 +1,8 @@
 import type { Container } from "@azure/cosmos";
-import type { ProcessState, StateRecord, TransitionResult } from "../domain";
+import type { StateRecord, TransitionResult } from "../domain";
 import { RecentRecords } from "./recentRecords";
 import { parseStateRecord } from "./stateRecordParse";
-import { StateQueries, type ListPosition, type Page, type RecordFilter } from "./stateQueries";
+import { StateQueries } from "./stateQueries";
 import { StateWrites, type StoreOutcome } from "./stateWrites";
 
 export { RECENT_RECORDS } from "./recentRecords";
@@ -111,68 +111,70 @@ export class StateStore {
     return this.writes.fence(read);
   }
 
-  // --- Queries (stateQueries.ts) ---
+  // --- Queries (stateQueries.ts, where each is documented; the signatures are taken from there) ---
 
   /** Which of these orders have a state record: one cross-partition query returning ids only. */
-  existing(orderIds: readonly string[]): Promise<Set<string>> {
-    return this.queries.existing(orderIds);
+  existing(...args: Parameters<StateQueries["existing"]>): ReturnType<StateQueries["existing"]> {
+    return this.queries.existing(...args);
   }
 
   /** Due, unlocked records for the starter to claim: compensations first, then oldest first. */
-  findClaimable(now: Date, limit: number): Promise<Page<StateRecord>> {
-    return this.queries.findClaimable(now, limit);
+  findClaimable(
+    ...args: Parameters<StateQueries["findClaimable"]>
+  ): ReturnType<StateQueries["findClaimable"]> {
+    return this.queries.findClaimable(...args);
   }
 
-  /** Attempts whose deadline passed inside the window, one page at a time (StateQueries.findExpired). */
-  findExpired(opts: {
-    now: Date;
-    windowStart: Date;
-    pageSize: number;
-    continuation?: string | undefined;
-  }): Promise<Page<StateRecord>> {
-    return this.queries.findExpired(opts);
+  /** Attempts whose deadline passed inside the window, one page at a time. */
+  findExpired(...args: Parameters<StateQueries["findExpired"]>): ReturnType<StateQueries["findExpired"]> {
+    return this.queries.findExpired(...args);
   }
 
-  /** Records whose decided alert is still unsent (StateQueries.findUnsentAlerts). */
-  findUnsentAlerts(opts: { decidedBefore: Date; limit: number }): Promise<StateRecord[]> {
-    return this.queries.findUnsentAlerts(opts);
+  /** Records whose decided alert is still unsent. */
+  findUnsentAlerts(
+    ...args: Parameters<StateQueries["findUnsentAlerts"]>
+  ): ReturnType<StateQueries["findUnsentAlerts"]> {
+    return this.queries.findUnsentAlerts(...args);
   }
 
-  /** Operator listing, most recently updated first, keyset-paged (StateQueries.list). */
-  list(
-    opts: RecordFilter & {
-      limit: number;
-      after?: ListPosition | undefined;
-    },
-  ): Promise<{ items: StateRecord[]; next: ListPosition | undefined }> {
-    return this.queries.list(opts);
+  /** Operator listing, most recently updated first, keyset-paged. */
+  list(...args: Parameters<StateQueries["list"]>): ReturnType<StateQueries["list"]> {
+    return this.queries.list(...args);
   }
 
-  /** How many records `filter` matches (after `after`, in the listing's order, when given). */
-  countMatching(filter: RecordFilter, after?: ListPosition): Promise<number> {
-    return this.queries.countMatching(filter, after);
+  /** How many records a filter matches (after a position, in the listing's order, when given). */
+  countMatching(
+    ...args: Parameters<StateQueries["countMatching"]>
+  ): ReturnType<StateQueries["countMatching"]> {
+    return this.queries.countMatching(...args);
   }
 
-  count(states: readonly ProcessState[]): Promise<number> {
-    return this.queries.count(states);
+  /** How many records are in any of these states. */
+  count(...args: Parameters<StateQueries["count"]>): ReturnType<StateQueries["count"]> {
+    return this.queries.count(...args);
   }
 
   /** Orders waiting, parked or deferred, for a service that was unavailable: the number a recovery alert gives. */
-  countParked(): Promise<number> {
-    return this.queries.countParked();
+  countParked(...args: Parameters<StateQueries["countParked"]>): ReturnType<StateQueries["countParked"]> {
+    return this.queries.countParked(...args);
   }
 
-  /** Orders in Error since `since` because they waited for services longer than OUTAGE_MAX_SECONDS. */
-  countOutlasted(since: string): Promise<number> {
-    return this.queries.countOutlasted(since);
+  /** Orders in Error since a time because they waited for services longer than OUTAGE_MAX_SECONDS. */
+  countOutlasted(
+    ...args: Parameters<StateQueries["countOutlasted"]>
+  ): ReturnType<StateQueries["countOutlasted"]> {
+    return this.queries.countOutlasted(...args);
   }
 
   /** Creation time of the oldest Pending record: how long the backlog has been waiting. */
-  oldestPendingCreatedAt(): Promise<string | undefined> {
-    return this.queries.oldestPendingCreatedAt();
+  oldestPendingCreatedAt(
+    ...args: Parameters<StateQueries["oldestPendingCreatedAt"]>
+  ): ReturnType<StateQueries["oldestPendingCreatedAt"]> {
+    return this.queries.oldestPendingCreatedAt(...args);
   }
 
-  countByState(): Promise<Record<ProcessState, number>> {
-    return this.queries.countByState();
+  /** How many records are in each state. */
+  countByState(...args: Parameters<StateQueries["countByState"]>): ReturnType<StateQueries["countByState"]> {
+    return this.queries.countByState(...args);
   }
 }

@@ -11,13 +11,8 @@
  */
 import { expect, test } from "vitest";
 import { CHAOS_MIX } from "../../tools/soak/faultPlan";
-import {
-  SOAK_TIMINGS,
-  declaredOutage,
-  formatSoakSummary,
-  runSoak,
-  unfinishedOrderLog,
-} from "../../tools/soak/soak";
+import { declaredOutage } from "../../tools/soak/outages";
+import { SOAK_TIMINGS, formatSoakSummary, runSoak, unfinishedOrderLog } from "../../tools/soak/soak";
 import { buildChaosApp, type ChaosApp } from "../support/chaos";
 
 const TEST_TIMEOUT_MS = 295_000;

@@ -6,12 +6,15 @@ import { InvocationContext } from "@azure/functions";
 import { ServiceBusClient } from "@azure/service-bus";
 import { createDependencies, type Dependencies, type DependencyOptions } from "../../src/app/dependencies";
 import { loadConfig, type AppConfig } from "../../src/config";
+import { cosmosContainers } from "../../src/store/cosmos";
 import { startLocalStack, type LocalStackAddresses, type LocalStackOptions } from "../../tools/localStack";
 
 export interface AppStack {
   emulators: LocalStackAddresses;
   config: AppConfig;
   deps: Dependencies;
+  /** The store's containers through a client of the test's own (leases, state), for reading and seeding records. */
+  containers: ReturnType<typeof cosmosContainers>;
   /** A second client for the test itself (reading alerts, status queues, dead letters). */
   bus: ServiceBusClient;
   context(name?: string): InvocationContext;
@@ -32,11 +35,13 @@ export async function startAppStack(
   const config = loadConfig(stack.appSettings(settings));
   const deps = createDependencies(config);
   const bus = new ServiceBusClient(stack.emulators.serviceBusConnectionString);
+  const containers = cosmosContainers(config);
   const others: Dependencies[] = [];
   return {
     emulators: stack.emulators,
     config,
     deps,
+    containers,
     bus,
     context: (name = "test") =>
       new InvocationContext({ functionName: name, invocationId: `${name}-${Date.now()}` }),
@@ -52,6 +57,7 @@ export async function startAppStack(
     stop: async () => {
       for (const other of others) await other.close();
       await deps.close();
+      containers.client.dispose();
       await bus.close();
       await stack.stop();
     },

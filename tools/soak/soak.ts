@@ -34,7 +34,16 @@ import {
   type InvariantReport,
   type KillWindow,
 } from "./invariants";
-import { AlertCollector, StateReader, type ObservedAlert } from "./observe";
+import { holdOutage, killRepeatedly } from "./disruptions";
+import { AlertCollector, StateReader } from "./observe";
+import {
+  OUTAGE_RECORD_MARGIN_MS,
+  outageEvidence,
+  serviceOutages,
+  type OutageEvidence,
+  type OutageWindow,
+  type ServiceOutage,
+} from "./outages";
 import { submitAll, type Acceptance } from "./submitter";
 import { formatTable } from "../table";
 
@@ -97,97 +106,6 @@ export interface ScenarioOutcome {
   byState: Partial<Record<ProcessState, number>>;
 }
 
-/** One outage of a service's breaker as its alerts tell it (MessageId `breaker:<service>:<outage>:<kind>`). */
-export interface ServiceOutage {
-  service: string;
-  outage: number;
-  openedAt?: string;
-  recoveredAt?: string;
-}
-
-/**
- * The outages the alerts tell, per service and outage number. A short false outage may open beside the declared one
- * (a few orders failing on their own faults at once), and one opened when no order needs the service any more is
- * never probed, so it stays open: the declared outage is the one open during the declared window.
- */
-export function serviceOutages(alerts: readonly ObservedAlert[]): ServiceOutage[] {
-  const outages = new Map<string, ServiceOutage>();
-  for (const alert of alerts) {
-    const match = /^breaker:([^:]+):(\d+):(ServiceUnavailable|ServiceRecovered)$/.exec(alert.messageId ?? "");
-    if (!match) continue;
-    const [, service, outage, kind] = match as unknown as [string, string, string, string];
-    const key = `${service}:${outage}`;
-    const entry = outages.get(key) ?? { service, outage: Number(outage) };
-    if (kind === "ServiceUnavailable") entry.openedAt = alert.at;
-    else entry.recoveredAt = alert.at;
-    outages.set(key, entry);
-  }
-  return [...outages.values()].sort((a, b) => a.service.localeCompare(b.service) || a.outage - b.outage);
-}
-
-/**
- * How long after the simulator answered a call the app has surely recorded its failure on the service's breaker
- * (one write to the store, right after the answer arrives: 0.3 s at most in runs on a throttled CPU). A failure
- * answered less than this before a SIGKILL may have died with the process.
- */
-export const OUTAGE_RECORD_MARGIN_MS = 2_000;
-
-/** What the declared outage did to the app's calls, from the simulator's side. */
-export interface OutageEvidence {
-  /** Calls the outage failed, and how many orders they were for. */
-  calls: number;
-  orders: number;
-  /**
-   * Of those, the calls answered at least OUTAGE_RECORD_MARGIN_MS before the app was killed and before the outage
-   * ended: failures the app lived to record on the breaker while the outage lasted.
-   */
-  recorded: { calls: number; orders: number };
-  /**
-   * Whether the recorded ones meet the breaker's rule (BREAKER.failureThreshold failed calls from
-   * BREAKER.distinctOrders orders). The breaker's record is shared and survives kills, and during the outage every
-   * call of the service fails, so no answer resets the count (bar a success answered just before the outage began
-   * and written after its first failures, which nothing outside the app can see): the breaker must have opened.
-   * When they do not (kills and a loaded machine left the app little time to call the service), its opening
-   * proves nothing either way.
-   */
-  opensBreaker: boolean;
-}
-
-/** The declared outage's evidence, from the calls it failed (the fault's hitLog), its end and the kills. */
-export function outageEvidence(
-  hits: ReadonlyArray<{ orderId: string; at: string }>,
-  endedAt: number,
-  kills: readonly KillWindow[],
-): OutageEvidence {
-  const recorded = hits.filter((hit) => {
-    const at = Date.parse(hit.at);
-    const settledAt = at + OUTAGE_RECORD_MARGIN_MS;
-    return settledAt <= endedAt && !kills.some((k) => k.killedAt >= at && k.killedAt < settledAt);
-  });
-  const orders = (of: typeof hits) => new Set(of.map((hit) => hit.orderId)).size;
-  return {
-    calls: hits.length,
-    orders: orders(hits),
-    recorded: { calls: recorded.length, orders: orders(recorded) },
-    opensBreaker: recorded.length >= BREAKER.failureThreshold && orders(recorded) >= BREAKER.distinctOrders,
-  };
-}
-
-/** The outage alerted open before the declared window ended and closed after it began, if there is one. */
-export function declaredOutage(
-  result: Pick<SoakResult, "outageWindow" | "serviceOutages">,
-): ServiceOutage | undefined {
-  const window = result.outageWindow;
-  if (!window) return undefined;
-  return result.serviceOutages.find(
-    (o) =>
-      o.service === window.service &&
-      o.openedAt !== undefined &&
-      o.openedAt <= window.to &&
-      (o.recoveredAt === undefined || o.recoveredAt >= window.from),
-  );
-}
-
 export interface SoakResult {
   seed: number;
   orders: number;
@@ -212,7 +130,7 @@ export interface SoakResult {
   /** Each service's breaker record as the run left it. */
   breakers: BreakerRecord[];
   /** When the declared outage (options.outage) began and ended, in ISO time; undefined without one. */
-  outageWindow: { service: string; from: string; to: string } | undefined;
+  outageWindow: OutageWindow | undefined;
   /** The calls the declared outage failed, and whether they had to open its service's breaker. */
   outageEvidence: OutageEvidence | undefined;
   /** Each outage a service's breaker alerted, with when it was alerted open and closed (ISO, from the alerts). */
@@ -318,61 +236,25 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       },
     );
 
-    // The declared outage's fault while it lasts, and the calls it failed.
+    // The declared outage's fault while it lasts, which the kills keep clear of.
     let outageFault: Fault | undefined;
-    const killing = (async () => {
-      const [minGap, maxGap] = options.killGapSeconds ?? [6, 14];
-      for (let k = 0; k < (options.kills ?? 0); k++) {
-        await sleep((minGap + random() * (maxGap - minGap)) * 1000);
-        // Kill mid-step: wait (briefly) until some attempt is under way.
-        for (let wait = 0; wait < 40 && latest.Processing + latest.Compensating === 0 && !allDone(); wait++)
-          await sleep(250);
-        // Nor within OUTAGE_RECORD_MARGIN_MS of a call the outage failed: its failure may not be on the breaker
-        // yet, and the kill would take it along. The outage's breaker then has every failure to count, so the
-        // test can require it to open whenever the app made enough calls (outageEvidence).
-        for (;;) {
-          const last = outageFault?.hitLog.at(-1);
-          const wait = last ? Date.parse(last.at) + OUTAGE_RECORD_MARGIN_MS - Date.now() : 0;
-          if (wait <= 0) break;
-          await sleep(wait);
-        }
-        if (allDone()) break;
-        const killedAt = Date.now();
-        await app.kill();
-        log(`kill ${k + 1}: SIGKILL at ${((killedAt - started) / 1000).toFixed(1)} s`);
-        await sleep(random() * 1000);
-        await app.start();
-        const readyAt = Date.now();
-        kills.push({ killedAt, readyAt });
-        log(`kill ${k + 1}: app back after ${((readyAt - killedAt) / 1000).toFixed(1)} s`);
-      }
-    })();
+    const killing = killRepeatedly({
+      app,
+      count: options.kills ?? 0,
+      gapSeconds: options.killGapSeconds ?? [6, 14],
+      random,
+      busy: () => latest.Processing + latest.Compensating > 0,
+      done: allDone,
+      outageFault: () => outageFault,
+      kills,
+      started,
+      log,
+    });
+    const outage = options.outage
+      ? holdOutage(stack.simulator, options.outage, started, (fault) => (outageFault = fault), log)
+      : Promise.resolve(undefined);
 
-    let outageWindow: SoakResult["outageWindow"];
-    let outageHits: Array<{ orderId: string; at: string }> = [];
-    const outage = (async () => {
-      if (!options.outage) return;
-      const { service, afterSeconds, seconds } = options.outage;
-      await sleep(Math.max(0, started + afterSeconds * 1000 - Date.now()));
-      // overrides: every call fails while it lasts, also an order's whose own planned fault would have answered
-      // 400 (a refusal is an answer: the breaker would take it for the service being up, and count afresh).
-      const fault = stack.simulator.injectFault({ service, kind: "transient", status: 503, overrides: true });
-      outageFault = fault;
-      const from = new Date().toISOString();
-      log(
-        `outage: ${service} answers 503 to every call from ${((Date.now() - started) / 1000).toFixed(1)} s`,
-      );
-      await sleep(seconds * 1000);
-      stack.simulator.removeFault(fault.id);
-      outageWindow = { service, from, to: new Date().toISOString() };
-      outageHits = fault.hitLog;
-      log(
-        `outage: ${service} is back at ${((Date.now() - started) / 1000).toFixed(1)} s ` +
-          `(${fault.hits} calls from ${Object.keys(fault.hitsByOrder).length} orders hit it)`,
-      );
-    })();
-
-    await Promise.all([submitting, killing, outage]);
+    const [, , heldOutage] = await Promise.all([submitting, killing, outage]);
     log(
       `all ${accepted.length} orders accepted; ${kills.length} kill(s) done; waiting for every order to end`,
     );
@@ -391,17 +273,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       Date.now() + (ALERT_RESEND_AFTER_SECONDS + 10) * 1000,
       started + (options.budgetMs ?? Infinity) - 12_000,
     );
-    for (;;) {
-      const records = await reader.all();
-      const owed = records.filter(
-        (r) =>
-          (r.processState === "Error" || r.processState === "CompensationFailed") &&
-          (r.alert?.sentAt == null ||
-            !alerts.alerts.some((a) => a.orderId === r.orderId && a.kind === r.processState)),
-      );
-      if (owed.length === 0 || Date.now() > alertDeadline) break;
-      await sleep(250);
-    }
+    await waitForOwedAlerts(reader, alerts, alertDeadline);
     clearTimeout(progressTimer);
     progressTimer = undefined;
     await poll().catch(() => undefined);
@@ -450,9 +322,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       invariants,
       records,
       breakers,
-      outageWindow,
-      outageEvidence: outageWindow
-        ? outageEvidence(outageHits, Date.parse(outageWindow.to), kills)
+      outageWindow: heldOutage?.window,
+      outageEvidence: heldOutage
+        ? outageEvidence(heldOutage.hits, Date.parse(heldOutage.window.to), kills)
         : undefined,
       serviceOutages: serviceOutages(alerts.alerts),
       ledger,
@@ -464,6 +336,25 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     await alerts.close().catch(() => undefined);
     reader.close();
     await stack.stop();
+  }
+}
+
+/** Waits until every Error and CompensationFailed record's alert has been sent and observed, or the deadline. */
+async function waitForOwedAlerts(
+  reader: StateReader,
+  alerts: AlertCollector,
+  deadline: number,
+): Promise<void> {
+  for (;;) {
+    const records = await reader.all();
+    const owed = records.filter(
+      (r) =>
+        (r.processState === "Error" || r.processState === "CompensationFailed") &&
+        (r.alert?.sentAt == null ||
+          !alerts.alerts.some((a) => a.orderId === r.orderId && a.kind === r.processState)),
+    );
+    if (owed.length === 0 || Date.now() > deadline) return;
+    await sleep(250);
   }
 }
 

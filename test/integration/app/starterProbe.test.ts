@@ -13,22 +13,18 @@ import {
   type BreakerRecord,
 } from "../../../src/domain";
 import { ServiceBreaker } from "../../../src/remote/sharedBreaker";
-import { cosmosContainers } from "../../../src/store/cosmos";
 import { claimAndStart } from "../../../src/scheduler/starter";
 import { at, sampleOrder } from "../../support/domain";
 import { startAppStack, type AppStack } from "../../support/appStack";
 
 let stack: AppStack;
-let containers: ReturnType<typeof cosmosContainers>;
+let containers: AppStack["containers"];
 
 beforeAll(async () => {
   stack = await startAppStack({ MAX_IN_FLIGHT: "5" });
-  containers = cosmosContainers(stack.config);
+  containers = stack.containers;
 });
-afterAll(async () => {
-  containers?.client.dispose();
-  await stack?.stop();
-});
+afterAll(() => stack?.stop());
 
 it("lets an order whose calls did not fail on the service probe, and defers the orders whose calls did", async () => {
   const service = orderWorkflowV1.steps[0]!.agent;

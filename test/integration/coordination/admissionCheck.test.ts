@@ -15,7 +15,6 @@ import {
   type StateRecord,
 } from "../../../src/domain";
 import { AdmissionPlaces } from "../../../src/coordination/admissionShards";
-import { cosmosContainers } from "../../../src/store/cosmos";
 import type { Logger } from "../../../src/telemetry/logger";
 import { StateStore } from "../../../src/store/stateStore";
 import { at, sampleOrder } from "../../support/domain";
@@ -25,17 +24,14 @@ const CLAIM_TIMEOUT_SECONDS = 60;
 const CRASH_WARNING = "(a crash between two writes)";
 
 let stack: AppStack;
-let containers: ReturnType<typeof cosmosContainers>;
+let containers: AppStack["containers"];
 let n = 0;
 
 beforeAll(async () => {
   stack = await startAppStack();
-  containers = cosmosContainers(stack.config);
+  containers = stack.containers;
 });
-afterAll(async () => {
-  containers?.client.dispose();
-  await stack?.stop();
-});
+afterAll(() => stack?.stop());
 beforeEach(async () => {
   const { resources } = await containers.leases.items
     .query<{ id: string }>({

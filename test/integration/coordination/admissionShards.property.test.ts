@@ -20,7 +20,6 @@ import {
 } from "../../../src/domain";
 import { claimAndStart } from "../../../src/scheduler/starter";
 import { AdmissionPlaces, type Placed } from "../../../src/coordination/admissionShards";
-import { cosmosContainers } from "../../../src/store/cosmos";
 import { StateStore } from "../../../src/store/stateStore";
 import { at, sampleOrder } from "../../support/domain";
 import { startAppStack, type AppStack } from "../../support/appStack";
@@ -29,17 +28,14 @@ const RUNS = Number(process.env.ADMISSION_PROPERTY_RUNS ?? 12);
 const CLAIM_TIMEOUT_SECONDS = 60;
 
 let stack: AppStack;
-let containers: ReturnType<typeof cosmosContainers>;
+let containers: AppStack["containers"];
 let run = 0;
 
 beforeAll(async () => {
   stack = await startAppStack({ CLAIM_TIMEOUT_SECONDS: String(CLAIM_TIMEOUT_SECONDS) });
-  containers = cosmosContainers(stack.config);
+  containers = stack.containers;
 });
-afterAll(async () => {
-  containers?.client.dispose();
-  await stack?.stop();
-});
+afterAll(() => stack?.stop());
 
 /** One app instance: its own record cache and admission view, its own clock (seconds past the shared one). */
 interface Instance {

@@ -4,24 +4,20 @@
  * the instance's own last write) never letting a stale instance win.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cosmosContainers } from "../../../src/store/cosmos";
 import { LeaseManager } from "../../../src/coordination/supervisorLease";
 import { startAppStack, type AppStack } from "../../support/appStack";
 
 let stack: AppStack;
-let containers: ReturnType<typeof cosmosContainers>;
+let containers: AppStack["containers"];
 let n = 0;
 const T0 = new Date("2026-12-01T10:00:00.000Z");
 const at = (s: number) => new Date(T0.getTime() + s * 1000);
 
 beforeAll(async () => {
   stack = await startAppStack();
-  containers = cosmosContainers(stack.config);
+  containers = stack.containers;
 });
-afterAll(async () => {
-  containers?.client.dispose();
-  await stack?.stop();
-});
+afterAll(() => stack?.stop());
 
 describe("LeaseManager", () => {
   it("has one holder at a time; the holder renews; another takes it only once it has expired", async () => {

@@ -7,24 +7,20 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { BREAKER, breakerRecordId, closedBreaker, recordFailure, type AgentName } from "../../../src/domain";
 import { ServiceBreaker } from "../../../src/remote/sharedBreaker";
-import { cosmosContainers } from "../../../src/store/cosmos";
 import { RemoteServiceClient } from "../../../src/remote/remoteService";
 import { drain, startAppStack, type AppStack } from "../../support/appStack";
 
 let stack: AppStack;
-let containers: ReturnType<typeof cosmosContainers>;
+let containers: AppStack["containers"];
 let clock = new Date("2026-12-01T10:00:00.000Z");
 const log = { log() {}, warn() {}, error() {} };
 const settings = { openSeconds: 10, callTimeoutSeconds: 1 };
 
 beforeAll(async () => {
   stack = await startAppStack();
-  containers = cosmosContainers(stack.config);
+  containers = stack.containers;
 });
-afterAll(async () => {
-  containers?.client.dispose();
-  await stack?.stop();
-});
+afterAll(() => stack?.stop());
 beforeEach(async () => {
   await drain(stack.bus, "alerts");
 });

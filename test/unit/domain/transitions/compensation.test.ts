@@ -11,7 +11,7 @@ import {
   stepSucceeded,
 } from "../../../../src/domain";
 import { at, ok, pendingRecord, processingRecord } from "../../../support/domain";
-import { STEPS, LAST, refusal, compensatingRecord } from "./support";
+import { STEPS, LAST, refusal, compensatingRecord, undoOfStep1Failed } from "./support";
 
 describe("compensation steps", () => {
   it("undoes in reverse order and ends Compensated", () => {
@@ -81,48 +81,12 @@ describe("compensation steps", () => {
   });
 
   it("ends the attempt early on a transient undo failure", () => {
-    const dispatched = (() => {
-      const r = compensatingRecord();
-      return ok(
-        compensationStepDispatched(r, {
-          now: at(21),
-          lockedBy: r.lockedBy!,
-          stepIndex: 1,
-          stepTimeoutSeconds: 30,
-        }),
-      );
-    })();
-    const failed = ok(
-      compensationStepFailed(dispatched, {
-        now: at(22),
-        lockedBy: dispatched.lockedBy!,
-        stepIndex: 1,
-        outcome: "transient",
-        error: { code: "Unavailable", message: "503" },
-      }),
-    );
+    const failed = undoOfStep1Failed("transient", { code: "Unavailable", message: "503" });
     expect(failed).toMatchObject({ processState: "Compensating", completeBy: at(22).toISOString() });
   });
 
   it("ends CompensationFailed on a permanent undo failure", () => {
-    const r = compensatingRecord();
-    const dispatched = ok(
-      compensationStepDispatched(r, {
-        now: at(21),
-        lockedBy: r.lockedBy!,
-        stepIndex: 1,
-        stepTimeoutSeconds: 30,
-      }),
-    );
-    const failed = ok(
-      compensationStepFailed(dispatched, {
-        now: at(22),
-        lockedBy: dispatched.lockedBy!,
-        stepIndex: 1,
-        outcome: "permanent",
-        error: { code: "RefundRefused", message: "card closed" },
-      }),
-    );
+    const failed = undoOfStep1Failed("permanent", { code: "RefundRefused", message: "card closed" });
     expect(failed).toMatchObject({ processState: "CompensationFailed", lockedBy: null, completeBy: null });
     expect(failed.steps[1]!.undo).toMatchObject({ status: "Failed", lastError: { code: "RefundRefused" } });
   });

@@ -1,14 +1,7 @@
 import { describe, expect, it } from "vitest";
-import {
-  compensationStepDispatched,
-  compensationStepFailed,
-  expire,
-  nextUndoIndex,
-  operatorCancel,
-  operatorRetry,
-} from "../../../../src/domain";
+import { expire, nextUndoIndex, operatorCancel, operatorRetry } from "../../../../src/domain";
 import { at, claimedRecord, ok, processingRecord } from "../../../support/domain";
-import { expireCtx, refusal, compensatingRecord } from "./support";
+import { expireCtx, refusal, undoOfStep1Failed } from "./support";
 
 describe("operator actions", () => {
   it("lets an operator retry an Error order with the failure count reset", () => {
@@ -25,24 +18,7 @@ describe("operator actions", () => {
   });
 
   it("lets an operator retry a CompensationFailed order, forgetting the failed undo", () => {
-    const r = compensatingRecord();
-    const d = ok(
-      compensationStepDispatched(r, {
-        now: at(21),
-        lockedBy: r.lockedBy!,
-        stepIndex: 1,
-        stepTimeoutSeconds: 30,
-      }),
-    );
-    const failed = ok(
-      compensationStepFailed(d, {
-        now: at(22),
-        lockedBy: d.lockedBy!,
-        stepIndex: 1,
-        outcome: "permanent",
-        error: { code: "x", message: "" },
-      }),
-    );
+    const failed = undoOfStep1Failed("permanent", { code: "x", message: "" });
     const retried = ok(operatorRetry(failed, { now: at(300), operator: "ana" }));
     expect(retried).toMatchObject({ processState: "CompensationPending", compensationFailureCount: 0 });
     expect(retried.steps[1]!.undo).toBeNull();

@@ -1,4 +1,10 @@
-import { stepFailedPermanent, type StateRecord, type TransitionResult } from "../../../../src/domain";
+import {
+  compensationStepDispatched,
+  compensationStepFailed,
+  stepFailedPermanent,
+  type StateRecord,
+  type TransitionResult,
+} from "../../../../src/domain";
 import { at, ok, processingRecord } from "../../../support/domain";
 import { FIXTURE_3 } from "../../../support/fixtureWorkflows";
 
@@ -34,6 +40,34 @@ export function compensatingRecord(): StateRecord {
       lockedBy: record.lockedBy!,
       stepIndex: LAST,
       error: { code: "Declined", message: "no courier" },
+    }),
+  );
+}
+
+/**
+ * `compensatingRecord()` with the undo of step 1 dispatched at 21 s and failed at 22 s: a transient failure ends the
+ * attempt early, a permanent one ends the order CompensationFailed.
+ */
+export function undoOfStep1Failed(
+  outcome: "transient" | "permanent",
+  error: { code: string; message: string },
+): StateRecord {
+  const r = compensatingRecord();
+  const dispatched = ok(
+    compensationStepDispatched(r, {
+      now: at(21),
+      lockedBy: r.lockedBy!,
+      stepIndex: 1,
+      stepTimeoutSeconds: 30,
+    }),
+  );
+  return ok(
+    compensationStepFailed(dispatched, {
+      now: at(22),
+      lockedBy: dispatched.lockedBy!,
+      stepIndex: 1,
+      outcome,
+      error,
     }),
   );
 }

@@ -4,7 +4,7 @@ import {
   outageEvidence,
   OUTAGE_RECORD_MARGIN_MS,
   serviceOutages,
-} from "../../../../tools/soak/soak";
+} from "../../../../tools/soak/outages";
 import type { ObservedAlert } from "../../../../tools/soak/observe";
 
 const alert = (messageId: string, at: string): ObservedAlert => ({
