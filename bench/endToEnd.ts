@@ -1,8 +1,8 @@
 /**
  * End-to-end throughput on the local stack without faults: the app (dist/, as `npm start` runs it) in a child
  * process, the emulators in this one, N orders posted to the front door as fast as it takes them. Reports
- * orders/s, submit-to-Processed latency, and the store requests and bus messages each order costs; then sets
- * the achieved rate against the ceiling those costs imply on the same emulators, as an efficiency. It also
+ * orders/s, submit-to-Processed latency, and the store requests and bus messages each order costs, beside the
+ * ceiling those costs imply on the same emulators (a figure of the machine: it moves with it). It also
  * returns the order's profile in the units Azure bills (orderProfile.ts): store requests by operation and
  * container with document sizes, bus operations, the durable work read from the task hub once the app has
  * stopped, and the function executions of its log.
@@ -16,6 +16,7 @@ import { StateReader } from "../tools/soak/observe";
 import { startLocalStack } from "../tools/localStack";
 import { submitAll } from "../tools/soak/submitter";
 import { sampleOrders } from "../tools/sampleOrders";
+import { percentile, submitToProcessedMs, waitAllProcessed, warmUp } from "./ordersThrough";
 import { tallyTaskHub } from "devhost";
 import {
   OBSERVER_USER_AGENT,
@@ -75,13 +76,6 @@ export interface EndToEndFigures {
   admissionCapOrdersPerSec: number;
   /** Orders/s the two emulators could serve at these costs, sharing this process's one thread. */
   ceilingOrdersPerSec: number;
-  efficiency: number;
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 }
 
 export async function benchEndToEnd(
@@ -103,18 +97,7 @@ export async function benchEndToEnd(
     });
     await app.start();
     const target = { url: () => (app.running ? app.url : undefined) };
-    const waitAllProcessed = async (ids: string[]) => {
-      for (;;) {
-        const states = await reader.states();
-        if (ids.every((id) => states.get(id) === "Processed")) return;
-        await sleep(200);
-      }
-    };
-    // Warm-up: links attached, modules and JIT warm, then the counters start from zero.
-    const warmup = sampleOrders(20, { prefix: "BENCH-WARM" });
-    await submitAll(target, warmup, { concurrency: 8 });
-    await waitAllProcessed(warmup.map((o) => o.orderId));
-    await sleep(1_000);
+    await warmUp(target, reader, "BENCH-WARM");
 
     const orders = sampleOrders(options.orders, { prefix: "BENCH" });
     store.reset();
@@ -122,7 +105,10 @@ export async function benchEndToEnd(
     const logOffset = fs.statSync(app.logFile).size;
     const cpuBefore = processCpuMs(app.pid);
     const accepted = await submitAll(target, orders, { concurrency: 16 });
-    await waitAllProcessed(orders.map((o) => o.orderId));
+    await waitAllProcessed(
+      reader,
+      orders.map((o) => o.orderId),
+    );
     const storeRequests = store.count;
     const cpuAfter = processCpuMs(app.pid);
     const appCpuMsPerOrder =
@@ -132,12 +118,8 @@ export async function benchEndToEnd(
     const busCounts = bus.counts();
     const storeProfiled = storeProfile(store.byKind, store.served, options.orders);
 
-    const records = new Map((await reader.all()).map((r) => [r.orderId, r]));
-    const latencies = accepted
-      .map((a) => Date.parse(records.get(a.orderId)!.updatedAt) - a.submittedAt)
-      .sort((x, y) => x - y);
+    const { sorted: latencies, lastProcessedAt: last } = await submitToProcessedMs(reader, accepted);
     const first = Math.min(...accepted.map((a) => a.submittedAt));
-    const last = Math.max(...orders.map((o) => Date.parse(records.get(o.orderId)!.updatedAt)));
     const ordersPerSec = (options.orders * 1000) / (last - first);
     const storeRequestsPerOrder = storeRequests / options.orders;
     const messagesPerOrder = busCounts.sent / options.orders;
@@ -173,7 +155,6 @@ export async function benchEndToEnd(
         Number(settings.MAX_IN_FLIGHT) / scheduleIntervalSeconds(settings.STARTER_SCHEDULE ?? ""),
       ),
       ceilingOrdersPerSec: round(ceilingOrdersPerSec),
-      efficiency: round(ordersPerSec / ceilingOrdersPerSec, 2),
     };
     return { figures, profile };
   } finally {

@@ -9,18 +9,17 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { withGeneratedSections } from "../tools/docSections";
 import { formatTable } from "../tools/table";
-import { costEntry, costTableRows, renderCostSection, type CostEntry } from "./costReport";
+import { costEntry, costSource, costTableRows, renderCostSection, type CostEntry } from "./costReport";
 import { benchDrain } from "./drain";
 import { benchEndToEnd } from "./endToEnd";
 import { benchOrderShape } from "./orderShape";
 import { benchRecovery } from "./recovery";
 import { benchServiceBus } from "./servicebus";
 import { benchSdkCost } from "./sdkCost";
+import { benchSteadyLoad } from "./steadyLoad";
 import { benchSweep } from "./sweep";
 import type { OrderProfile } from "./orderProfile";
-
-type Figures = Record<string, number>;
-type Results = Record<string, Figures>;
+import { targets, type Figures, type Results } from "./targets";
 
 interface NamedBenchmark {
   name: string;
@@ -67,6 +66,14 @@ const benchmarks: NamedBenchmark[] = [
     },
   },
   {
+    name: "steadyLoad",
+    run: async ({ small, figuresOf }) => {
+      const capacityOrdersPerSec = figuresOf("endToEnd")?.ordersPerSec;
+      if (!capacityOrdersPerSec) throw new Error("steadyLoad needs endToEnd's orders/s: run endToEnd first");
+      return { ...(await benchSteadyLoad({ capacityOrdersPerSec, seconds: small ? 15 : 60 })) };
+    },
+  },
+  {
     name: "sdkCost",
     run: async ({ small, orderProfile }) => {
       const profile = orderProfile();
@@ -81,13 +88,11 @@ const benchmarks: NamedBenchmark[] = [
       const sdkCost = figuresOf("sdkCost");
       if (!profile || !sdkCost)
         throw new Error("orderShape needs endToEnd's order profile and sdkCost's figures: run them first");
-      const ceilingOrdersPerSec = figuresOf("endToEnd")?.ceilingOrdersPerSec;
       return {
         ...(await benchOrderShape({
           orders: small ? 100 : 1_000,
           profile,
           sdkCost,
-          ...(ceilingOrdersPerSec ? { ceilingOrdersPerSec } : {}),
         })),
       };
     },
@@ -123,65 +128,6 @@ const benchmarks: NamedBenchmark[] = [
   },
 ];
 
-/**
- * The benchmarks' targets (docs/benchmarks.md), checked against this run's figures: met or not, with the figures
- * they compare.
- */
-function targets(results: Results): Array<{ target: string; figure: string; met: boolean }> {
-  const rows: Array<{ target: string; figure: string; met: boolean }> = [];
-  const e2e = results.endToEnd;
-  // What an app of the order's shape would do with no code of its own, measured in the same run.
-  const shape = results.orderShape;
-  if (e2e?.efficiency !== undefined)
-    rows.push({
-      target: "end-to-end efficiency ≥ 0.5",
-      figure:
-        `${e2e.efficiency} (${e2e.ordersPerSec} of ${e2e.ceilingOrdersPerSec} orders/s)` +
-        (shape?.shapeEfficiency !== undefined ? `; the order's shape alone: ${shape.shapeEfficiency}` : ""),
-      met: e2e.efficiency >= 0.5,
-    });
-  if (e2e?.appCpuMsPerOrder !== undefined && Number.isFinite(e2e.appCpuMsPerOrder))
-    rows.push({
-      target: "app CPU ≤ 15 ms per order",
-      figure:
-        `${e2e.appCpuMsPerOrder} ms` +
-        (shape?.floorCpuMsPerOrder !== undefined
-          ? `; the order's shape alone, with its store requests and remote calls: ${shape.floorCpuMsPerOrder} ms`
-          : ""),
-      met: e2e.appCpuMsPerOrder <= 15,
-    });
-  const drain = results.drain;
-  if (drain?.drainOrdersPerSec !== undefined && e2e?.ordersPerSec !== undefined)
-    rows.push({
-      target: "backlog drain ≥ 0.8 × end-to-end rate",
-      figure: `${drain.drainOrdersPerSec} orders/s = ${(drain.drainOrdersPerSec / e2e.ordersPerSec).toFixed(2)} × ${e2e.ordersPerSec} (tick-only cap ${drain.tickOnlyCapOrdersPerSec})`,
-      met: drain.drainOrdersPerSec >= 0.8 * e2e.ordersPerSec,
-    });
-  const recovery = results.recovery;
-  if (recovery?.worstRatio !== undefined)
-    rows.push({
-      target: "recovery ≤ 1.2 × bound",
-      figure: `worst ${recovery.maxRecoveryMs} ms = ${recovery.worstRatio} × ${recovery.boundMs} ms`,
-      met: recovery.worstRatio <= 1.2,
-    });
-  const sweep = results.sweep;
-  if (sweep) {
-    /** A sweep figure that must be the same at every store size: one target row, when the run measured it. */
-    const flat = (suffix: string, target: string) => {
-      const values = Object.entries(sweep)
-        .filter(([k]) => k.endsWith(suffix))
-        .map(([, v]) => v);
-      if (values.length === 0) return;
-      const [min, max] = [Math.min(...values), Math.max(...values)];
-      rows.push({ target, figure: `${min}..${max} across ${values.length} store sizes`, met: min === max });
-    };
-    flat(".recordsRead", "records read per sweep independent of the total");
-    // The recovery queue's work per expired step: the same requests at every size, so recovery stays flat.
-    flat(".noticeStoreRequests", "recovery-queue store requests per expired step independent of the total");
-  }
-  return rows;
-}
-
 async function main(argv: string[]): Promise<void> {
   const small = argv.includes("--small");
   const onlyIndex = argv.indexOf("--only");
@@ -210,12 +156,15 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(
       `\n${formatTable(["what an order costs in Azure", "value"], costTableRows(cost))}\n`,
     );
-  const checked = targets(results);
+  // The figures this run did not measure are the kept ones: the table is whole after `--only`.
+  const kept = keptRun(small) ?? {};
+  const all = { ...(kept as Results), ...results };
+  const checked = targets(all, cost ?? costSource(small ? { small: kept } : kept)?.entry);
   if (checked.length > 0) {
     process.stdout.write(
       `\n${formatTable(
         ["target", "this run", "met"],
-        checked.map((t) => [t.target, t.figure, t.met ? "yes" : "NO"]),
+        checked.map((t) => [t.target, t.figure, t.met === undefined ? "—" : t.met ? "yes" : "NO"]),
       )}\n`,
     );
   }
@@ -227,10 +176,8 @@ async function main(argv: string[]): Promise<void> {
     ...base,
     ...results,
     ...(cost ? { cost } : {}),
-    targets: {
-      ...((base.targets as Record<string, boolean> | undefined) ?? {}),
-      ...Object.fromEntries(checked.map((t) => [t.target, t.met])),
-    },
+    // Rewritten whole from the figures kept and measured: a retired target leaves with its row.
+    targets: Object.fromEntries(checked.filter((t) => t.met !== undefined).map((t) => [t.target, t.met])),
     generatedAt: new Date().toISOString(),
   };
   const merged = small ? { ...existing, small: stamped } : stamped;

@@ -32,8 +32,6 @@ export interface OrderShapeOptions {
   profile: OrderProfile;
   /** sdkCost's figures of the same run: what a store request and a remote call cost their caller. */
   sdkCost: Record<string, number>;
-  /** The end-to-end run's ceiling (the orders/s the emulators could serve at the real order's costs). */
-  ceilingOrdersPerSec?: number;
 }
 
 /**
@@ -174,11 +172,6 @@ export async function benchOrderShape(options: OrderShapeOptions): Promise<Recor
       floorCpuMsPerOrder: round(floor, 1),
       appCpuMsPerOrder: round(appCpu, 1),
       appAboveFloorCpuMsPerOrder: round(appCpu - floor, 1),
-      // The shape's rate over the real order's ceiling: an upper bound of the efficiency an app of this shape
-      // could reach here, since the shape makes none of the store requests the ceiling is worked out with.
-      ...(options.ceilingOrdersPerSec
-        ? { shapeEfficiency: round(ordersPerSec / options.ceilingOrdersPerSec, 2) }
-        : {}),
     };
   } finally {
     await app.stop();

@@ -1,0 +1,52 @@
+/**
+ * What the end-to-end and steady-load benchmarks share: warming the app up, waiting until a set of orders has
+ * reached Processed, and each order's time from its first POST to Processed, read from the state records.
+ */
+import type { Order } from "../src/domain/order";
+import { sampleOrders } from "../tools/sampleOrders";
+import type { StateReader } from "../tools/soak/observe";
+import { submitAll, type Acceptance, type SubmitTarget } from "../tools/soak/submitter";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Resolves once every one of `orderIds` is Processed. */
+export async function waitAllProcessed(reader: StateReader, orderIds: readonly string[]): Promise<void> {
+  for (;;) {
+    const states = await reader.states();
+    if (orderIds.every((id) => states.get(id) === "Processed")) return;
+    await sleep(200);
+  }
+}
+
+/** Links attached, modules loaded and JIT warm before anything is counted: 20 orders through, then a second. */
+export async function warmUp(target: SubmitTarget, reader: StateReader, prefix: string): Promise<void> {
+  const warmup: Order[] = sampleOrders(20, { prefix });
+  await submitAll(target, warmup, { concurrency: 8 });
+  await waitAllProcessed(
+    reader,
+    warmup.map((o) => o.orderId),
+  );
+  await sleep(1_000);
+}
+
+/** Each accepted order's milliseconds from its first POST to Processed (its record's last update), sorted. */
+export async function submitToProcessedMs(
+  reader: StateReader,
+  accepted: readonly Acceptance[],
+): Promise<{ sorted: number[]; lastProcessedAt: number }> {
+  const records = new Map((await reader.all()).map((r) => [r.orderId, r]));
+  const processedAt = (orderId: string) => {
+    const record = records.get(orderId);
+    if (!record) throw new Error(`${orderId} was accepted but has no state record`);
+    return Date.parse(record.updatedAt);
+  };
+  return {
+    sorted: accepted.map((a) => processedAt(a.orderId) - a.submittedAt).sort((x, y) => x - y),
+    lastProcessedAt: Math.max(...accepted.map((a) => processedAt(a.orderId))),
+  };
+}
+
+/** The p-th percentile of sorted figures (nearest rank). */
+export function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}

@@ -1,0 +1,99 @@
+/**
+ * The benchmarks' targets (docs/benchmarks.md, "Targets"): each threshold written once, and the rows `npm run bench`
+ * prints and keeps in bench/results.json, from the figures of the run and those kept of the benchmarks it skipped.
+ */
+import type { CostEntry } from "./costReport";
+
+export type Figures = Record<string, number>;
+export type Results = Record<string, Figures>;
+
+/** A row of the targets table: `met` undefined for a figure reported beside the targets, held to none yet. */
+export interface TargetRow {
+  target: string;
+  figure: string;
+  met: boolean | undefined;
+}
+
+/** Thresholds of the targets (docs/benchmarks.md, "Targets"), each written once. */
+export const TARGETS = {
+  usdPerMillionOrders: 40,
+  throughputOfShape: 0.8,
+  storeRequestsPerOrder: 12,
+  recoveryOfBound: 1.2,
+  drainOfEndToEnd: 0.8,
+} as const;
+
+/**
+ * The benchmarks' targets (docs/benchmarks.md), checked against this run's figures (or the kept ones of a benchmark
+ * that did not run): met or not, with the figures they compare. The steady load's latencies are reported beside
+ * them, held to no target yet.
+ */
+export function targets(results: Results, cost: CostEntry | undefined): TargetRow[] {
+  const rows: TargetRow[] = [];
+  const e2e = results.endToEnd;
+  if (cost) {
+    const usd = cost.usdPerMillionOrders.shippedDefaults;
+    rows.push({
+      target: `cost ≤ $${TARGETS.usdPerMillionOrders} per million orders (shipped defaults, list prices)`,
+      figure: `$${usd.toFixed(2)}`,
+      met: usd <= TARGETS.usdPerMillionOrders,
+    });
+  }
+  // What an app making exactly the order's hops with no code of its own does, measured in the same run.
+  const shape = results.orderShape;
+  if (e2e?.ordersPerSec !== undefined && shape?.ordersPerSec !== undefined) {
+    const ratio = e2e.ordersPerSec / shape.ordersPerSec;
+    rows.push({
+      target: `app throughput ≥ ${TARGETS.throughputOfShape} × the order shape's`,
+      figure: `${e2e.ordersPerSec} orders/s = ${ratio.toFixed(2)} × ${shape.ordersPerSec}`,
+      met: ratio >= TARGETS.throughputOfShape,
+    });
+  }
+  if (e2e?.storeRequestsPerOrder !== undefined)
+    rows.push({
+      target: `store requests per order ≤ ${TARGETS.storeRequestsPerOrder}`,
+      figure: String(e2e.storeRequestsPerOrder),
+      met: e2e.storeRequestsPerOrder <= TARGETS.storeRequestsPerOrder,
+    });
+  const steady = results.steadyLoad;
+  if (steady?.p50SubmitToProcessedMs !== undefined)
+    rows.push({
+      target: "steady load at half the capacity: submission to Processed (reported, no target yet)",
+      figure:
+        `p50 ${steady.p50SubmitToProcessedMs} ms, p99 ${steady.p99SubmitToProcessedMs} ms at ${steady.arrivalOrdersPerSec} orders/s` +
+        (e2e?.p50SubmitToProcessedMs !== undefined
+          ? `; the burst's: p50 ${e2e.p50SubmitToProcessedMs} ms, p99 ${e2e.p99SubmitToProcessedMs} ms`
+          : ""),
+      met: undefined,
+    });
+  const recovery = results.recovery;
+  if (recovery?.worstRatio !== undefined)
+    rows.push({
+      target: `recovery ≤ ${TARGETS.recoveryOfBound} × bound`,
+      figure: `worst ${recovery.maxRecoveryMs} ms = ${recovery.worstRatio} × ${recovery.boundMs} ms`,
+      met: recovery.worstRatio <= TARGETS.recoveryOfBound,
+    });
+  const drain = results.drain;
+  if (drain?.drainOrdersPerSec !== undefined && e2e?.ordersPerSec !== undefined)
+    rows.push({
+      target: `backlog drain ≥ ${TARGETS.drainOfEndToEnd} × end-to-end rate`,
+      figure: `${drain.drainOrdersPerSec} orders/s = ${(drain.drainOrdersPerSec / e2e.ordersPerSec).toFixed(2)} × ${e2e.ordersPerSec} (tick-only cap ${drain.tickOnlyCapOrdersPerSec})`,
+      met: drain.drainOrdersPerSec >= TARGETS.drainOfEndToEnd * e2e.ordersPerSec,
+    });
+  const sweep = results.sweep;
+  if (sweep) {
+    /** A sweep figure that must be the same at every store size: one target row, when the run measured it. */
+    const flat = (suffix: string, target: string) => {
+      const values = Object.entries(sweep)
+        .filter(([k]) => k.endsWith(suffix))
+        .map(([, v]) => v);
+      if (values.length === 0) return;
+      const [min, max] = [Math.min(...values), Math.max(...values)];
+      rows.push({ target, figure: `${min}..${max} across ${values.length} store sizes`, met: min === max });
+    };
+    flat(".recordsRead", "records read per sweep independent of the total");
+    // The recovery queue's work per expired step: the same requests at every size, so recovery stays flat.
+    flat(".noticeStoreRequests", "recovery-queue store requests per expired step independent of the total");
+  }
+  return rows;
+}
