@@ -1,4 +1,13 @@
 import { z } from "zod";
+import {
+  parseAzureMonitor,
+  parseCosmos,
+  parseServiceBus,
+  type AzureMonitorConnection,
+  type CosmosConnectionConfig,
+  type Env,
+  type ServiceBusConnectionConfig,
+} from "./app/connectionStrings";
 import type { ChaosSettings } from "./domain/chaos";
 import { isAllowedReplyTo } from "./domain/messages";
 import { computeRetryBudget } from "./domain/retryBudget";
@@ -45,28 +54,36 @@ const ncrontab = z
     error: 'expected a six-field NCRONTAB expression such as "*/15 * * * * *"',
   });
 
-/** Where a service's base URL points by default: its routes on the local remote services simulator. */
-export const localServiceUrl = (service: string): string => `http://127.0.0.1:7081/${service}`;
-
-/** The base URL of each declared service (src/domain/process.ts): `<SERVICE>_URL`, such as INVENTORY_URL. */
-const SERVICE_URL_SETTINGS = Object.fromEntries(
-  AGENT_NAMES.map((service) => [
-    serviceUrlSetting(service),
-    { schema: url, default: localServiceUrl(service) },
-  ]),
-) as Record<ServiceUrlSetting, { schema: typeof url; default: string }>;
-export type ServiceUrlSetting = ReturnType<typeof serviceUrlSetting<AgentName>>;
+const isAgentName = (name: string): name is AgentName => AGENT_NAMES.some((agent) => agent === name);
 
 /** Bound on STATUS_QUEUES: the app keeps one open sender per status queue. */
 export const MAX_STATUS_QUEUES = 50;
 
-/** Setting name → schema of its string value and default. The names are contract (docs/contract.md#settings). */
-export const SETTINGS = {
-  COSMOS_DATABASE: {
+/** One setting: its name, the schema of its string value, and the value read when it is unset or blank. */
+export interface Setting<S extends z.ZodType = z.ZodType> {
+  readonly name: string;
+  readonly schema: S;
+  readonly default: string;
+}
+
+type SettingTable = { readonly [key: string]: Setting };
+
+/** What a table of settings parses to: each key's value, typed by its schema's output. */
+type Parsed<T extends SettingTable> = { -readonly [K in keyof T]: z.output<T[K]["schema"]> };
+
+/**
+ * The settings, keyed by the AppConfig field each fills (or, for the chaos and tracing settings, the part of the
+ * field deriveConfig makes of them), so that the field's type is its schema's output and nothing restates it. The
+ * names are contract (docs/contract.md#settings); test/unit/config.test.ts checks that no two entries share one.
+ */
+const SETTING_TABLE = {
+  cosmosDatabase: {
+    name: "COSMOS_DATABASE",
     schema: z.string().trim().min(1, { error: "expected a database name" }),
     default: "sas",
   },
-  TASK_HUB_NAME: {
+  taskHubName: {
+    name: "TASK_HUB_NAME",
     schema: z
       .string()
       .trim()
@@ -75,33 +92,55 @@ export const SETTINGS = {
       }),
     default: "sas",
   },
-  STARTER_SCHEDULE: { schema: ncrontab, default: "*/5 * * * * *" },
-  SUPERVISOR_SCHEDULE: { schema: ncrontab, default: "*/15 * * * * *" },
-  STEP_TIMEOUT_SECONDS: { schema: positiveInt("seconds"), default: "30" },
-  CLAIM_TIMEOUT_SECONDS: { schema: positiveInt("seconds"), default: "60" },
-  SUPERVISOR_MAX_FAILURES: { schema: positiveInt("failed attempts retried before Error"), default: "3" },
-  SUPERVISOR_BACKOFF_SECONDS: { schema: positiveInt("seconds"), default: "10" },
-  SUPERVISOR_PAGE_SIZE: { schema: positiveInt("records per page"), default: "100" },
-  SUPERVISOR_WINDOW_HOURS: { schema: positiveInt("hours"), default: "24" },
-  SUPERVISOR_LEASE_SECONDS: { schema: positiveInt("seconds"), default: "60" },
-  MAX_IN_FLIGHT: { schema: positiveInt("orders"), default: "50" },
-  MAX_PENDING_BACKLOG: { schema: positiveInt("orders"), default: "1000" },
-  RETRY_BUDGET_PER_STEP: { schema: positiveInt("calls"), default: "30" },
-  AGENT_MAX_ATTEMPTS: { schema: positiveInt("calls per delivered request"), default: "3" },
-  AGENT_ATTEMPT_TIMEOUT_SECONDS: { schema: positiveInt("seconds"), default: "5" },
-  AGENT_REQUEST_MAX_DELIVERY_COUNT: {
+  starterSchedule: { name: "STARTER_SCHEDULE", schema: ncrontab, default: "*/5 * * * * *" },
+  supervisorSchedule: { name: "SUPERVISOR_SCHEDULE", schema: ncrontab, default: "*/15 * * * * *" },
+  stepTimeoutSeconds: { name: "STEP_TIMEOUT_SECONDS", schema: positiveInt("seconds"), default: "30" },
+  claimTimeoutSeconds: { name: "CLAIM_TIMEOUT_SECONDS", schema: positiveInt("seconds"), default: "60" },
+  supervisorMaxFailures: {
+    name: "SUPERVISOR_MAX_FAILURES",
+    schema: positiveInt("failed attempts retried before Error"),
+    default: "3",
+  },
+  supervisorBackoffSeconds: {
+    name: "SUPERVISOR_BACKOFF_SECONDS",
+    schema: positiveInt("seconds"),
+    default: "10",
+  },
+  supervisorPageSize: {
+    name: "SUPERVISOR_PAGE_SIZE",
+    schema: positiveInt("records per page"),
+    default: "100",
+  },
+  supervisorWindowHours: { name: "SUPERVISOR_WINDOW_HOURS", schema: positiveInt("hours"), default: "24" },
+  supervisorLeaseSeconds: { name: "SUPERVISOR_LEASE_SECONDS", schema: positiveInt("seconds"), default: "60" },
+  maxInFlight: { name: "MAX_IN_FLIGHT", schema: positiveInt("orders"), default: "50" },
+  maxPendingBacklog: { name: "MAX_PENDING_BACKLOG", schema: positiveInt("orders"), default: "1000" },
+  retryBudgetPerStep: { name: "RETRY_BUDGET_PER_STEP", schema: positiveInt("calls"), default: "30" },
+  agentMaxAttempts: {
+    name: "AGENT_MAX_ATTEMPTS",
+    schema: positiveInt("calls per delivered request"),
+    default: "3",
+  },
+  agentAttemptTimeoutSeconds: {
+    name: "AGENT_ATTEMPT_TIMEOUT_SECONDS",
+    schema: positiveInt("seconds"),
+    default: "5",
+  },
+  agentRequestMaxDeliveryCount: {
+    name: "AGENT_REQUEST_MAX_DELIVERY_COUNT",
     schema: positiveInt("the *-requests queues' MaxDeliveryCount"),
     default: "2",
   },
   /** How long a remote service's shared circuit breaker stays open before one probe call (doubling per failed probe). */
-  BREAKER_OPEN_SECONDS: { schema: positiveInt("seconds"), default: "10" },
+  breakerOpenSeconds: { name: "BREAKER_OPEN_SECONDS", schema: positiveInt("seconds"), default: "10" },
   /**
    * How long an order may wait parked for an unavailable service before its attempts count as failures again
    * (and it can end in Error, with an alert of its own).
    */
-  OUTAGE_MAX_SECONDS: { schema: positiveInt("seconds"), default: "3600" },
-  MAX_REQUEST_BYTES: { schema: positiveInt("bytes"), default: "65536" },
-  STATUS_QUEUE_PREFIX: {
+  outageMaxSeconds: { name: "OUTAGE_MAX_SECONDS", schema: positiveInt("seconds"), default: "3600" },
+  maxRequestBytes: { name: "MAX_REQUEST_BYTES", schema: positiveInt("bytes"), default: "65536" },
+  statusQueuePrefix: {
+    name: "STATUS_QUEUE_PREFIX",
     schema: z
       .string()
       .trim()
@@ -112,11 +151,12 @@ export const SETTINGS = {
    * The status queues that exist, comma-separated: an order's replyTo must name one of them, and the app opens
    * senders for these only. Each must start with STATUS_QUEUE_PREFIX (checked at start-up).
    */
-  STATUS_QUEUES: {
+  statusQueues: {
+    name: "STATUS_QUEUES",
     schema: z
       .string()
       .trim()
-      .transform((v) =>
+      .transform((v): readonly string[] =>
         v
           .split(",")
           .map((q) => q.trim())
@@ -130,13 +170,13 @@ export const SETTINGS = {
       }),
     default: "status-demo",
   },
-  ...SERVICE_URL_SETTINGS,
   /**
    * Where operators' identities come from. `platform`: the x-ms-client-principal header of the platform's
    * authentication (Entra ID), believed only while that authentication is on. `header`: the header as the
    * client sends it, for local runtimes with no platform in front (the devhost, func start); refused in Azure.
    */
-  OPERATOR_AUTH: {
+  operatorAuth: {
+    name: "OPERATOR_AUTH",
     schema: z.enum(["platform", "header"], { error: "expected platform or header" }),
     default: "platform",
   },
@@ -144,13 +184,16 @@ export const SETTINGS = {
    * The remote services simulator whose /_faults the dashboard's fault panel drives (devhost only). Empty, as in
    * Azure, hides the panel: there is nothing to break on purpose in production.
    */
-  DASHBOARD_SIMULATOR_URL: {
+  dashboardSimulatorUrl: {
+    name: "DASHBOARD_SIMULATOR_URL",
     schema: z
       .string()
       .trim()
       .refine((v) => v === "" || url.safeParse(v).success, {
         error: "expected an absolute http(s) URL, or empty to hide the fault panel",
-      }),
+      })
+      // The dashboard appends its own paths: http://host/ would otherwise give http://host//_faults.
+      .transform((v) => v.replace(/\/+$/, "")),
     default: "",
   },
   /**
@@ -158,7 +201,8 @@ export const SETTINGS = {
    * Off unless this separate switch is true: without it every CHAOS_*_RATE must be 0, and with it the app
    * refuses to start in production (AZURE_FUNCTIONS_ENVIRONMENT).
    */
-  CHAOS_ENABLED: {
+  chaosEnabled: {
+    name: "CHAOS_ENABLED",
     schema: z
       .string()
       .trim()
@@ -168,28 +212,33 @@ export const SETTINGS = {
     default: "false",
   },
   /** The agents whose calls chaos hits: `*` or some of the declared services (src/domain/process.ts). */
-  CHAOS_SERVICES: {
+  chaosServices: {
+    name: "CHAOS_SERVICES",
     schema: z
       .string()
       .trim()
-      .transform((v) =>
-        v === "*"
-          ? [...AGENT_NAMES]
-          : v
-              .split(",")
-              .map((name) => name.trim())
-              .filter((name) => name !== ""),
-      )
-      .refine(
-        (names) =>
-          names.length > 0 && names.every((name) => (AGENT_NAMES as readonly string[]).includes(name)),
-        { error: `expected * or comma-separated services among ${AGENT_NAMES.join(", ")}` },
-      ),
+      .transform((v, ctx) => {
+        const names: string[] =
+          v === "*"
+            ? [...AGENT_NAMES]
+            : v
+                .split(",")
+                .map((name) => name.trim())
+                .filter((name) => name !== "");
+        if (names.length > 0 && names.every(isAgentName)) return names;
+        ctx.issues.push({
+          code: "custom",
+          input: v,
+          message: `expected * or comma-separated services among ${AGENT_NAMES.join(", ")}`,
+        });
+        return z.NEVER;
+      }),
     default: "*",
   },
   /** Share of attempts delayed by CHAOS_LATENCY_SECONDS before the call. */
-  CHAOS_LATENCY_RATE: { schema: share, default: "0" },
-  CHAOS_LATENCY_SECONDS: {
+  chaosLatencyRate: { name: "CHAOS_LATENCY_RATE", schema: share, default: "0" },
+  chaosLatencySeconds: {
+    name: "CHAOS_LATENCY_SECONDS",
     schema: z
       .string()
       .trim()
@@ -201,12 +250,13 @@ export const SETTINGS = {
     default: "10",
   },
   /** Share of attempts failed before the call, as a refused connection would fail them. */
-  CHAOS_FAULT_RATE: { schema: share, default: "0" },
+  chaosFaultRate: { name: "CHAOS_FAULT_RATE", schema: share, default: "0" },
   /**
    * Where the app's spans go when Application Insights is not configured (docs/operations.md#tracing): nowhere,
    * a bounded buffer in this process that GET /api/orders/{orderId}/trace and the dashboard read, or stdout.
    */
-  LOCAL_TRACING: {
+  localTracing: {
+    name: "LOCAL_TRACING",
     schema: z.enum(["off", "memory", "console"], { error: "expected off, memory or console" }),
     default: "off",
   },
@@ -214,7 +264,8 @@ export const SETTINGS = {
    * Share of orders whose trace goes to Application Insights, decided on the trace id, so that every instance keeps
    * or drops the same whole traces.
    */
-  TRACE_SAMPLING_RATIO: {
+  samplingRatio: {
+    name: "TRACE_SAMPLING_RATIO",
     schema: z
       .string()
       .trim()
@@ -223,50 +274,42 @@ export const SETTINGS = {
       .refine((n) => n <= 1, { error: "expected a share of traces from 0 to 1, such as 0.25" }),
     default: "1",
   },
-} as const;
+} as const satisfies SettingTable;
 
-export type SettingName = keyof typeof SETTINGS;
-export const SETTING_NAMES = Object.keys(SETTINGS) as SettingName[];
+/** Where a service's base URL points by default: its routes on the local remote services simulator. */
+export const localServiceUrl = (service: string): string => `http://127.0.0.1:7081/${service}`;
 
-export type ServiceBusConnectionConfig =
-  | { kind: "connectionString"; connectionString: string }
-  | { kind: "identity"; fullyQualifiedNamespace: string; clientId?: string };
+/**
+ * The base URL of each declared service (src/domain/process.ts): `<SERVICE>_URL`, such as INVENTORY_URL. A table of
+ * its own, keyed by service, because the services come from the process declaration, not from this file.
+ */
+const SERVICE_URL_SETTINGS = recordOf(AGENT_NAMES, (service) => ({
+  name: serviceUrlSetting(service),
+  schema: url,
+  default: localServiceUrl(service),
+}));
+export type ServiceUrlSetting = ReturnType<typeof serviceUrlSetting<AgentName>>;
 
-export type CosmosConnectionConfig =
-  { kind: "key"; endpoint: string; key: string } | { kind: "identity"; endpoint: string; clientId?: string };
+const ALL_SETTINGS = [...Object.values(SETTING_TABLE), ...Object.values(SERVICE_URL_SETTINGS)];
 
-export interface AppConfig {
+export type SettingName = (typeof ALL_SETTINGS)[number]["name"];
+export const SETTING_NAMES: SettingName[] = ALL_SETTINGS.map((setting) => setting.name);
+/** Setting name → its schema and default, for the docs and the tests that quote the defaults. */
+export const SETTINGS: Record<SettingName, Setting> = indexByName(ALL_SETTINGS);
+
+/** Every setting, parsed and typed by its schema, before deriveConfig groups and checks them. */
+export type SettingValues = Parsed<typeof SETTING_TABLE>;
+
+type ChaosSetting =
+  "chaosEnabled" | "chaosServices" | "chaosLatencyRate" | "chaosLatencySeconds" | "chaosFaultRate";
+/** The settings deriveConfig folds into chaos and telemetry rather than passing on as fields of their own. */
+type GroupedSetting = ChaosSetting | "localTracing" | "samplingRatio";
+
+export interface AppConfig extends Omit<SettingValues, GroupedSetting> {
   serviceBus: ServiceBusConnectionConfig;
   cosmos: CosmosConnectionConfig;
-  cosmosDatabase: string;
-  taskHubName: string;
-  starterSchedule: string;
-  supervisorSchedule: string;
-  stepTimeoutSeconds: number;
-  claimTimeoutSeconds: number;
-  supervisorMaxFailures: number;
-  supervisorBackoffSeconds: number;
-  supervisorPageSize: number;
-  supervisorWindowHours: number;
-  supervisorLeaseSeconds: number;
-  maxInFlight: number;
-  maxPendingBacklog: number;
-  retryBudgetPerStep: number;
-  agentMaxAttempts: number;
-  agentAttemptTimeoutSeconds: number;
-  breakerOpenSeconds: number;
-  outageMaxSeconds: number;
-  agentRequestMaxDeliveryCount: number;
-  maxRequestBytes: number;
-  statusQueuePrefix: string;
-  /** The status queues a replyTo may name (STATUS_QUEUES), each under statusQueuePrefix. */
-  statusQueues: readonly string[];
   /** Base URL of each declared service, from its `<SERVICE>_URL` setting. */
   serviceUrls: Record<AgentName, string>;
-  /** Where operator identities come from (OPERATOR_AUTH). */
-  operatorAuth: "platform" | "header";
-  /** Base URL of the simulator for the dashboard's fault panel; "" when there is none (Azure). */
-  dashboardSimulatorUrl: string;
   /** What chaos injects into the agents' calls (CHAOS_*); null while it is off, the default and production's. */
   chaos: ChaosSettings | null;
   telemetry: TelemetryConfig;
@@ -274,14 +317,10 @@ export interface AppConfig {
 
 /** Where telemetry goes: Application Insights when its connection string is set, else LOCAL_TRACING. */
 export interface TelemetryConfig {
-  /** APPLICATIONINSIGHTS_CONNECTION_STRING, and the identity that signs in to ingestion; null: not configured. */
-  azureMonitor: {
-    connectionString: string;
-    /** From APPLICATIONINSIGHTS_AUTHENTICATION_STRING: Entra ID sign-in, with a user-assigned identity's client id. */
-    credential: { kind: "identity"; clientId?: string } | { kind: "none" };
-  } | null;
-  localTracing: "off" | "memory" | "console";
-  samplingRatio: number;
+  /** Null: Application Insights is not configured. */
+  azureMonitor: AzureMonitorConnection | null;
+  localTracing: SettingValues["localTracing"];
+  samplingRatio: SettingValues["samplingRatio"];
 }
 
 export class ConfigError extends Error {
@@ -291,114 +330,72 @@ export class ConfigError extends Error {
   }
 }
 
-type Env = Record<string, string | undefined>;
+/** A setting's name, for problems that quote it with its value. */
+const nameOf = (key: keyof typeof SETTING_TABLE) => SETTING_TABLE[key].name;
 
-function parseServiceBus(env: Env, problems: string[]): ServiceBusConnectionConfig | undefined {
-  const connectionString = env.ServiceBusConnection?.trim();
-  const namespace = env.ServiceBusConnection__fullyQualifiedNamespace?.trim();
-  if (connectionString) {
-    if (
-      !/Endpoint=sb:\/\/[^;]+/i.test(connectionString) ||
-      !/SharedAccessKey(Name)?=|SharedAccessSignature=/i.test(connectionString)
-    ) {
-      problems.push(
-        "ServiceBusConnection: expected a connection string like Endpoint=sb://<host>;SharedAccessKeyName=<name>;SharedAccessKey=<key>",
-      );
-      return undefined;
-    }
-    return { kind: "connectionString", connectionString };
-  }
-  if (namespace) {
-    if (!/^[A-Za-z0-9.-]+$/.test(namespace)) {
-      problems.push(
-        `ServiceBusConnection__fullyQualifiedNamespace="${namespace}": expected a host name such as mybus.servicebus.windows.net`,
-      );
-      return undefined;
-    }
-    const clientId = env.ServiceBusConnection__clientId?.trim();
-    return { kind: "identity", fullyQualifiedNamespace: namespace, ...(clientId ? { clientId } : {}) };
-  }
-  problems.push(
-    "ServiceBusConnection: missing; set ServiceBusConnection (connection string) or ServiceBusConnection__fullyQualifiedNamespace (managed identity)",
-  );
-  return undefined;
-}
-
-function parseCosmos(env: Env, problems: string[]): CosmosConnectionConfig | undefined {
-  const connectionString = env.CosmosConnection?.trim();
-  const endpoint = env.CosmosConnection__accountEndpoint?.trim();
-  if (connectionString) {
-    const parts = Object.fromEntries(
-      connectionString
-        .split(";")
-        .filter((p) => p.includes("="))
-        .map((p) => {
-          const i = p.indexOf("=");
-          return [p.slice(0, i).trim().toLowerCase(), p.slice(i + 1).trim()];
-        }),
-    );
-    const accountEndpoint = parts.accountendpoint;
-    const key = parts.accountkey;
-    if (!accountEndpoint || !/^https?:\/\//.test(accountEndpoint) || !key) {
-      problems.push(
-        "CosmosConnection: expected a connection string like AccountEndpoint=https://<account>.documents.azure.com:443/;AccountKey=<key>;",
-      );
-      return undefined;
-    }
-    return { kind: "key", endpoint: accountEndpoint, key };
-  }
-  if (endpoint) {
-    if (!/^https?:\/\/[^/]+/.test(endpoint)) {
-      problems.push(
-        `CosmosConnection__accountEndpoint="${endpoint}": expected an https URL such as https://<account>.documents.azure.com:443/`,
-      );
-      return undefined;
-    }
-    const clientId = env.CosmosConnection__clientId?.trim();
-    return { kind: "identity", endpoint, ...(clientId ? { clientId } : {}) };
-  }
-  problems.push(
-    "CosmosConnection: missing; set CosmosConnection (connection string) or CosmosConnection__accountEndpoint (managed identity)",
-  );
-  return undefined;
-}
+/** The same table, seen as each key's schema producing that key's value: what lets parseSetting store it typed. */
+type TypedTable<T extends SettingTable> = { readonly [K in keyof T]: Setting<z.ZodType<Parsed<T>[K]>> };
 
 /**
- * Application Insights, as the Functions host reads it: the connection string, and the authentication string that
- * makes ingestion use Entra ID (`Authorization=AAD`, `ClientId=<client id>` for a user-assigned identity), which
- * the deployed component requires (its local authentication is off).
+ * Parses one setting from `env` into `values`, or says why not in `problems`. Generic over the key so that the value
+ * keeps its own schema's type: in a loop over a union of keys, every value would widen to the union of them all.
  */
-function parseAzureMonitor(env: Env, problems: string[]): TelemetryConfig["azureMonitor"] {
-  const connectionString = env.APPLICATIONINSIGHTS_CONNECTION_STRING?.trim();
-  if (!connectionString) return null;
-  if (!/(^|;)\s*(InstrumentationKey|IngestionEndpoint)=/i.test(connectionString)) {
-    problems.push(
-      "APPLICATIONINSIGHTS_CONNECTION_STRING: expected a connection string like InstrumentationKey=<guid>;IngestionEndpoint=https://...",
-    );
-    return null;
-  }
-  const authentication = env.APPLICATIONINSIGHTS_AUTHENTICATION_STRING?.trim();
-  if (!authentication) return { connectionString, credential: { kind: "none" } };
-  const parts = new Map(
-    authentication
-      .split(";")
-      .filter((p) => p.includes("="))
-      .map((p) => {
-        const i = p.indexOf("=");
-        return [p.slice(0, i).trim().toLowerCase(), p.slice(i + 1).trim()] as const;
-      }),
-  );
-  const clientId = parts.get("clientid");
-  if (
-    parts.get("authorization")?.toUpperCase() !== "AAD" ||
-    (clientId !== undefined && !/^[0-9a-f-]{36}$/i.test(clientId))
-  ) {
-    problems.push(
-      "APPLICATIONINSIGHTS_AUTHENTICATION_STRING: expected Authorization=AAD, with ClientId=<client id> for a user-assigned identity",
-    );
-    return null;
-  }
-  return { connectionString, credential: { kind: "identity", ...(clientId ? { clientId } : {}) } };
+function parseSetting<T extends SettingTable, K extends keyof T>(
+  table: TypedTable<T>,
+  key: K,
+  env: Env,
+  values: Partial<Parsed<T>>,
+  problems: string[],
+): void {
+  const { name, schema, default: fallback } = table[key];
+  const raw = env[name];
+  const input = raw === undefined || raw.trim() === "" ? fallback : raw;
+  const parsed = schema.safeParse(input);
+  if (parsed.success) values[key] = parsed.data;
+  else problems.push(`${name}="${input}": ${parsed.error.issues.map((i) => i.message).join("; ")}`);
+}
+
+/** Every setting of `table`, or undefined when one is bad (each bad one in `problems`). */
+function parseTable<T extends SettingTable>(
+  table: T & TypedTable<T>,
+  env: Env,
+  problems: string[],
+): Parsed<T> | undefined {
+  const values: Partial<Parsed<T>> = {};
+  const keys = keysOf(table);
+  for (const key of keys) parseSetting<T, typeof key>(table, key, env, values, problems);
+  return isComplete(values, keys) ? values : undefined;
+}
+
+/** Object.keys, keeping the keys' type: the filter is true for each, and tells the compiler so. */
+function keysOf<T extends object>(object: T): (keyof T & string)[] {
+  return Object.keys(object).filter((key): key is keyof T & string => key in object);
+}
+
+/** Whether every key was filled: what lets a record built key by key count as whole, without a cast. */
+function isComplete<T extends object>(partial: Partial<T>, keys: readonly (keyof T)[]): partial is T {
+  return keys.every((key) => partial[key] !== undefined);
+}
+
+/** Object.fromEntries forgets which keys it was given; this keeps them. */
+function recordOf<K extends string, V>(keys: readonly K[], value: (key: K) => V): Record<K, V> {
+  const record: Partial<Record<K, V>> = {};
+  for (const key of keys) record[key] = value(key);
+  return isComplete(record, keys) ? record : unreachable(keys);
+}
+
+/** For a record just filled key by key, which isComplete confirms: it throws only if that loop is broken. */
+function unreachable(what: unknown): never {
+  throw new Error(`unreachable: ${String(what)}`);
+}
+
+function indexByName<N extends string>(
+  settings: readonly (Setting & { readonly name: N })[],
+): Record<N, Setting> {
+  const index: Partial<Record<N, Setting>> = {};
+  for (const setting of settings) index[setting.name] = setting;
+  const names = settings.map((setting) => setting.name);
+  return isComplete(index, names) ? index : unreachable(names);
 }
 
 /**
@@ -413,7 +410,7 @@ function productionReason(env: Env): string | null {
     : null;
 }
 
-const CHAOS_RATES = ["CHAOS_LATENCY_RATE", "CHAOS_FAULT_RATE"] as const;
+const CHAOS_RATES = ["chaosLatencyRate", "chaosFaultRate"] as const;
 
 /**
  * The chaos the parsed CHAOS_* settings ask for, or null when nothing is to be injected. Chaos needs two
@@ -421,15 +418,15 @@ const CHAOS_RATES = ["CHAOS_LATENCY_RATE", "CHAOS_FAULT_RATE"] as const;
  * a rate without the switch, or the switch in production, is a start-up problem.
  */
 function parseChaos(
-  values: Record<SettingName, unknown>,
+  values: Pick<SettingValues, ChaosSetting>,
   env: Env,
   problems: string[],
 ): ChaosSettings | null {
-  const rate = (name: (typeof CHAOS_RATES)[number]) => values[name] as number;
-  if (values.CHAOS_ENABLED !== true) {
-    for (const name of CHAOS_RATES.filter((r) => rate(r) > 0)) {
+  const enabled = `${nameOf("chaosEnabled")}=true`;
+  if (!values.chaosEnabled) {
+    for (const rate of CHAOS_RATES.filter((r) => values[r] > 0)) {
       problems.push(
-        `${name}=${rate(name)}: refused without CHAOS_ENABLED=true, the separate switch chaos needs (docs/chaos.md#chaos-in-staging)`,
+        `${nameOf(rate)}=${values[rate]}: refused without ${enabled}, the separate switch chaos needs (docs/chaos.md#chaos-in-staging)`,
       );
     }
     return null;
@@ -437,110 +434,88 @@ function parseChaos(
   const production = productionReason(env);
   if (production) {
     problems.push(
-      `CHAOS_ENABLED=true: refused in production (${production}); chaos is for staging, whose app sets AZURE_FUNCTIONS_ENVIRONMENT=Staging`,
+      `${enabled}: refused in production (${production}); chaos is for staging, whose app sets AZURE_FUNCTIONS_ENVIRONMENT=Staging`,
     );
   }
   // Switched on with both rates at 0 is armed but idle: a staging run turned down without a second change.
-  if (CHAOS_RATES.every((r) => rate(r) === 0)) return null;
+  if (CHAOS_RATES.every((r) => values[r] === 0)) return null;
   return {
-    services: values.CHAOS_SERVICES as AgentName[],
-    latencyRate: rate("CHAOS_LATENCY_RATE"),
-    latencyMs: Math.round((values.CHAOS_LATENCY_SECONDS as number) * 1000),
-    faultRate: rate("CHAOS_FAULT_RATE"),
+    services: values.chaosServices,
+    latencyRate: values.chaosLatencyRate,
+    latencyMs: Math.round(values.chaosLatencySeconds * 1000),
+    faultRate: values.chaosFaultRate,
   };
+}
+
+/** What loadConfig reads besides SETTING_TABLE, which deriveConfig passes on as is. */
+type Connections = Pick<AppConfig, "serviceBus" | "cosmos" | "serviceUrls"> &
+  Pick<TelemetryConfig, "azureMonitor">;
+
+/**
+ * The config made of the parsed settings: the checks no single setting's schema can make, because they weigh one
+ * setting against another or against the environment, and the fields made of several settings.
+ */
+function deriveConfig(
+  values: SettingValues,
+  connections: Connections,
+  env: Env,
+  problems: string[],
+): AppConfig {
+  const {
+    chaosEnabled,
+    chaosServices,
+    chaosLatencyRate,
+    chaosLatencySeconds,
+    chaosFaultRate,
+    localTracing,
+    samplingRatio,
+    ...fields
+  } = values;
+  const chaos = parseChaos(
+    { chaosEnabled, chaosServices, chaosLatencyRate, chaosLatencySeconds, chaosFaultRate },
+    env,
+    problems,
+  );
+  if (fields.agentAttemptTimeoutSeconds >= fields.stepTimeoutSeconds) {
+    problems.push(
+      `${nameOf("agentAttemptTimeoutSeconds")}=${fields.agentAttemptTimeoutSeconds}: expected less than ${nameOf("stepTimeoutSeconds")}=${fields.stepTimeoutSeconds}, or no attempt fits inside a step's deadline`,
+    );
+  }
+  const outside = fields.statusQueues.filter((q) => !isAllowedReplyTo(q, fields.statusQueuePrefix));
+  if (outside.length > 0) {
+    problems.push(
+      `${nameOf("statusQueues")}: ${outside.join(", ")} do(es) not start with ${nameOf("statusQueuePrefix")}="${fields.statusQueuePrefix}"`,
+    );
+  }
+  if (fields.operatorAuth === "header" && env.WEBSITE_SITE_NAME) {
+    problems.push(
+      `${nameOf("operatorAuth")}="header": not allowed in Azure (WEBSITE_SITE_NAME is set), where anyone could send the header; use platform`,
+    );
+  }
+  const budget = computeRetryBudget(fields);
+  if (!budget.withinBudget) {
+    problems.push(
+      `${nameOf("retryBudgetPerStep")}=${budget.budget}: retry amplification over budget: ${budget.explanation}`,
+    );
+  }
+  const { azureMonitor, ...connected } = connections;
+  return { ...fields, ...connected, chaos, telemetry: { azureMonitor, localTracing, samplingRatio } };
 }
 
 /** Parses every setting from `env`; collects all problems before failing, so one start-up shows them all. */
 export function loadConfig(env: Env = process.env): AppConfig {
   const problems: string[] = [];
-  const values = {} as Record<SettingName, unknown>;
-  for (const name of SETTING_NAMES) {
-    const spec = SETTINGS[name];
-    const raw = env[name];
-    const input = raw === undefined || raw.trim() === "" ? spec.default : raw;
-    const parsed = spec.schema.safeParse(input);
-    if (parsed.success) values[name] = parsed.data;
-    else problems.push(`${name}="${input}": ${parsed.error.issues.map((i) => i.message).join("; ")}`);
-  }
+  const values = parseTable(SETTING_TABLE, env, problems);
+  const serviceUrls = parseTable(SERVICE_URL_SETTINGS, env, problems);
   const serviceBus = parseServiceBus(env, problems);
   const cosmos = parseCosmos(env, problems);
   const azureMonitor = parseAzureMonitor(env, problems);
-  const n = (name: SettingName) => values[name] as number;
-  const s = (name: SettingName) => values[name] as string;
-
-  let chaos: ChaosSettings | null = null;
-  if (problems.length === 0) {
-    chaos = parseChaos(values, env, problems);
-    if (n("AGENT_ATTEMPT_TIMEOUT_SECONDS") >= n("STEP_TIMEOUT_SECONDS")) {
-      problems.push(
-        `AGENT_ATTEMPT_TIMEOUT_SECONDS=${n("AGENT_ATTEMPT_TIMEOUT_SECONDS")}: expected less than STEP_TIMEOUT_SECONDS=${n("STEP_TIMEOUT_SECONDS")}, or no attempt fits inside a step's deadline`,
-      );
-    }
-    const outside = (values.STATUS_QUEUES as string[]).filter(
-      (q) => !isAllowedReplyTo(q, s("STATUS_QUEUE_PREFIX")),
-    );
-    if (outside.length > 0) {
-      problems.push(
-        `STATUS_QUEUES: ${outside.join(", ")} do(es) not start with STATUS_QUEUE_PREFIX="${s("STATUS_QUEUE_PREFIX")}"`,
-      );
-    }
-    if (s("OPERATOR_AUTH") === "header" && env.WEBSITE_SITE_NAME) {
-      problems.push(
-        `OPERATOR_AUTH="header": not allowed in Azure (WEBSITE_SITE_NAME is set), where anyone could send the header; use platform`,
-      );
-    }
-    const budget = computeRetryBudget({
-      agentMaxAttempts: n("AGENT_MAX_ATTEMPTS"),
-      agentRequestMaxDeliveryCount: n("AGENT_REQUEST_MAX_DELIVERY_COUNT"),
-      supervisorMaxFailures: n("SUPERVISOR_MAX_FAILURES"),
-      retryBudgetPerStep: n("RETRY_BUDGET_PER_STEP"),
-    });
-    if (!budget.withinBudget) {
-      problems.push(
-        `RETRY_BUDGET_PER_STEP=${budget.budget}: retry amplification over budget: ${budget.explanation}`,
-      );
-    }
+  if (problems.length > 0 || !values || !serviceUrls || !serviceBus || !cosmos) {
+    throw new ConfigError(problems);
   }
-  if (problems.length > 0 || !serviceBus || !cosmos) throw new ConfigError(problems);
-
-  return {
-    serviceBus,
-    cosmos,
-    cosmosDatabase: s("COSMOS_DATABASE"),
-    taskHubName: s("TASK_HUB_NAME"),
-    starterSchedule: s("STARTER_SCHEDULE"),
-    supervisorSchedule: s("SUPERVISOR_SCHEDULE"),
-    stepTimeoutSeconds: n("STEP_TIMEOUT_SECONDS"),
-    claimTimeoutSeconds: n("CLAIM_TIMEOUT_SECONDS"),
-    supervisorMaxFailures: n("SUPERVISOR_MAX_FAILURES"),
-    supervisorBackoffSeconds: n("SUPERVISOR_BACKOFF_SECONDS"),
-    supervisorPageSize: n("SUPERVISOR_PAGE_SIZE"),
-    supervisorWindowHours: n("SUPERVISOR_WINDOW_HOURS"),
-    supervisorLeaseSeconds: n("SUPERVISOR_LEASE_SECONDS"),
-    maxInFlight: n("MAX_IN_FLIGHT"),
-    maxPendingBacklog: n("MAX_PENDING_BACKLOG"),
-    retryBudgetPerStep: n("RETRY_BUDGET_PER_STEP"),
-    agentMaxAttempts: n("AGENT_MAX_ATTEMPTS"),
-    agentAttemptTimeoutSeconds: n("AGENT_ATTEMPT_TIMEOUT_SECONDS"),
-    breakerOpenSeconds: n("BREAKER_OPEN_SECONDS"),
-    outageMaxSeconds: n("OUTAGE_MAX_SECONDS"),
-    agentRequestMaxDeliveryCount: n("AGENT_REQUEST_MAX_DELIVERY_COUNT"),
-    maxRequestBytes: n("MAX_REQUEST_BYTES"),
-    statusQueuePrefix: s("STATUS_QUEUE_PREFIX"),
-    statusQueues: values.STATUS_QUEUES as string[],
-    serviceUrls: Object.fromEntries(AGENT_NAMES.map((a) => [a, s(serviceUrlSetting(a))])) as Record<
-      AgentName,
-      string
-    >,
-    operatorAuth: s("OPERATOR_AUTH") as AppConfig["operatorAuth"],
-    dashboardSimulatorUrl: s("DASHBOARD_SIMULATOR_URL").replace(/\/+$/, ""),
-    chaos,
-    telemetry: {
-      azureMonitor,
-      localTracing: s("LOCAL_TRACING") as TelemetryConfig["localTracing"],
-      samplingRatio: n("TRACE_SAMPLING_RATIO"),
-    },
-  };
+  const config = deriveConfig(values, { serviceBus, cosmos, serviceUrls, azureMonitor }, env, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
 }
 
 let cached: AppConfig | undefined;

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { RetryMode, ServiceBusClient, type ServiceBusSender } from "@azure/service-bus";
 import type { Span } from "@opentelemetry/api";
-import type { ServiceBusConnectionConfig } from "../config";
+import type { ServiceBusConnectionConfig } from "../app/connectionStrings";
 import {
   AGENT_NAMES,
   agentRequestQueue,

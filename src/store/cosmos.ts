@@ -1,5 +1,6 @@
 import { CosmosClient, type Container } from "@azure/cosmos";
-import type { AppConfig, CosmosConnectionConfig } from "../config";
+import type { AppConfig } from "../config";
+import type { CosmosConnectionConfig } from "../app/connectionStrings";
 import { credentialFor } from "../app/credential";
 import { STORE_CALLS } from "../resilience/infraResilience";
 import { ResilientStoreHttpClient } from "./storeHttpClient";

@@ -27,6 +27,10 @@ describe("config", () => {
     expect(config.stepTimeoutSeconds).toBe(30);
   });
 
+  it("names each setting once: the table is keyed by config field, so two entries could claim one name", () => {
+    expect(SETTING_NAMES.filter((name, i) => SETTING_NAMES.indexOf(name) !== i)).toEqual([]);
+  });
+
   it("lists every setting in local.settings.sample.json", () => {
     for (const name of SETTING_NAMES) expect(sample.Values, name).toHaveProperty(name);
   });
@@ -103,27 +107,6 @@ describe("config", () => {
     }
   });
 
-  it("accepts identity-based connections, as in Azure", () => {
-    const env = localEnv();
-    delete env.ServiceBusConnection;
-    delete env.CosmosConnection;
-    const config = loadConfig({
-      ...env,
-      ServiceBusConnection__fullyQualifiedNamespace: "sb-x.servicebus.windows.net",
-      ServiceBusConnection__clientId: "00000000-0000-0000-0000-000000000001",
-      CosmosConnection__accountEndpoint: "https://cosmos-x.documents.azure.com:443/",
-    });
-    expect(config.serviceBus).toEqual({
-      kind: "identity",
-      fullyQualifiedNamespace: "sb-x.servicebus.windows.net",
-      clientId: "00000000-0000-0000-0000-000000000001",
-    });
-    expect(config.cosmos).toEqual({
-      kind: "identity",
-      endpoint: "https://cosmos-x.documents.azure.com:443/",
-    });
-  });
-
   it("names every bad setting, its value and what was expected, all at once", () => {
     const problems = problemsOf({
       ...localEnv(),
@@ -139,18 +122,6 @@ describe("config", () => {
     );
     expect(problems.join("\n")).toContain('PAYMENT_URL="payment.local": expected an absolute http(s) URL');
     expect(problems.join("\n")).toContain('MAX_IN_FLIGHT="0"');
-  });
-
-  it("requires a connection for Service Bus and Cosmos DB", () => {
-    const env = localEnv();
-    delete env.ServiceBusConnection;
-    delete env.CosmosConnection;
-    const problems = problemsOf(env);
-    expect(problems.some((p) => p.startsWith("ServiceBusConnection: missing"))).toBe(true);
-    expect(problems.some((p) => p.startsWith("CosmosConnection: missing"))).toBe(true);
-    expect(problemsOf({ ...localEnv(), CosmosConnection: "AccountKey=abc" })[0]).toMatch(
-      /^CosmosConnection: expected/,
-    );
   });
 
   it("refuses a configuration whose retries multiply past the budget", () => {
