@@ -19,11 +19,11 @@ export const REQUEST_QUEUE = /^[a-z]+-requests$/;
 /** Where an Azure deployment points a service until its URL is set: a reserved domain that never resolves. */
 export const placeholderServiceUrl = (service: string): string => `https://${service}.example.invalid`;
 
-/** infra/process.json: what infra/main.bicep and infra/scripts/check-contracts.mjs know of the process. */
+/** infra/process.json: what infra/main.bicep and the tests of test/infra know of the process. */
 export function processJson() {
   return {
     $comment:
-      "Generated from src/domain/process.ts by `npm run docs:update`: edit the declaration, never this file. Read by infra/main.bicep and infra/scripts/check-contracts.mjs.",
+      "Generated from src/domain/process.ts by `npm run docs:update`: edit the declaration, never this file. Read by infra/main.bicep and the tests of test/infra.",
     services: AGENT_NAMES.map((name) => ({
       name,
       summary: SERVICES[name].summary,

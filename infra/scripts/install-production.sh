@@ -3,7 +3,8 @@
 # package-lock.json, copied there as they are: no hand-made manifest. The lockfile lists the devhost workspace
 # (packages/devhost) and its dependencies, but the folder holds no workspace, and with --workspaces=false and
 # --omit=dev npm installs exactly the root's production dependencies. stage-package.sh stages the deployment
-# package with it; check-contracts.mjs installs into a scratch folder with it to check what it installs.
+# package with it; test/infra/deploymentPackage.test.ts installs into a scratch folder with it to check what
+# it installs.
 #
 # Usage: bash infra/scripts/install-production.sh <folder>   (needs npm and the npm registry or a warm cache)
 set -euo pipefail

@@ -20,7 +20,7 @@
 #                                                values, DURABLE_BACKEND among them)
 set -euo pipefail
 
-# azure.yaml's `dist:` must name the same folder (npm run infra:check compares them).
+# azure.yaml's `dist:` must name the same folder (test/infra/deploymentPackage.test.ts compares them).
 staging_dir="dist/deploy"
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"

@@ -63,7 +63,7 @@ const PARAMETERS = "infra/main.parameters.json";
 const WORKFLOW = ".github/workflows/azure-dev.yml";
 
 describe("the files that list the process's services", () => {
-  it("infra/process.json is what src/domain/process.ts declares (Bicep and infra:check read it)", async () => {
+  it("infra/process.json is what src/domain/process.ts declares (Bicep and test/infra read it)", async () => {
     const file = "infra/process.json";
     const expected = await formatJson(file, processJson());
     const current = existsSync(file) ? readFileSync(file, "utf8") : "{}";
