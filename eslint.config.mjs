@@ -151,6 +151,14 @@ export default tseslint.config(
     },
   },
   {
+    // The dashboard's browser code runs in the page, not in Node.js (src/dashboard/browser/tsconfig.json).
+    files: ["src/dashboard/browser/**/*.ts"],
+    // globals@11 spells one name with a trailing space ("AudioWorkletGlobalScope "), which ESLint 9 refuses.
+    languageOptions: {
+      globals: Object.fromEntries(Object.entries(globals.browser).map(([name, kind]) => [name.trim(), kind])),
+    },
+  },
+  {
     // Plain JavaScript here is CommonJS (launchers, sample apps loaded as `func start` would) or Node ESM scripts.
     files: ["**/*.js", "**/*.cjs"],
     languageOptions: {

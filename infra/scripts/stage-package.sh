@@ -8,6 +8,7 @@
 #                           DURABLE_BACKEND (deployed-host-json.mjs; default AzureStorage)
 #     package.json, package-lock.json   the repository's own, unchanged
 #     dist/src/**.js        the compiled app ("main" is dist/src/index.js); no source maps, no tests
+#     dist/browser/**.js    the dashboard's browser modules, which the app serves (src/dashboard/browserModules.ts)
 #     node_modules/         production dependencies only, from the lockfile, without source maps
 #                           and type declarations (install-production.sh)
 #
@@ -56,12 +57,16 @@ case "$main" in
     ;;
 esac
 
-# The compiled app. tsc never deletes outputs, so a file counts only while its source still exists:
-# a renamed or deleted module's leftover .js in dist/ is not shipped. Source maps and tests stay home.
+# The compiled app and the dashboard's browser modules. tsc never deletes outputs, so a file counts only
+# while its source still exists: a renamed or deleted module's leftover .js in dist/ is not shipped. Source
+# maps, declarations and tests stay home. The browser build mirrors src/ under dist/browser.
 copied=0
 skipped_stale=0
 while IFS= read -r file; do
   rel="${file#dist/}"
+  case "$rel" in
+    browser/*) rel="src/${rel#browser/}" ;;
+  esac
   case "$rel" in
     *.map | *.d.ts | *.test.js | *.spec.js) continue ;;
     *.js) source="${rel%.js}.ts" ;;
@@ -74,10 +79,15 @@ while IFS= read -r file; do
   mkdir -p "$staging/$(dirname "$file")"
   cp "$file" "$staging/$file"
   copied=$((copied + 1))
-done < <(find dist/src -type f | sort)
+done < <(find dist/src dist/browser -type f | sort)
 
 if [[ ! -f "$staging/$main" ]]; then
   echo "stage-package: $main was not staged; did the build succeed?" >&2
+  exit 1
+fi
+# The dashboard page loads its code from these (GET /api/dashboard/{module}); without them it is blank.
+if [[ ! -d "$staging/dist/browser" ]]; then
+  echo "stage-package: dist/browser (the dashboard's browser modules) was not staged; did the build succeed?" >&2
   exit 1
 fi
 

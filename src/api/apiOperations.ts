@@ -26,8 +26,8 @@ export type ResponseHeaderName = keyof typeof RESPONSE_HEADERS;
 
 export interface ApiResponse {
   readonly description: string;
-  /** A JSON body of the named schema, or an HTML page; absent: no body. */
-  readonly body?: ResponseSchemaName | "html";
+  /** A JSON body of the named schema, an HTML page, or JavaScript (the dashboard's modules); absent: no body. */
+  readonly body?: ResponseSchemaName | "html" | "javascript";
   readonly headers?: readonly ResponseHeaderName[];
 }
 
@@ -66,6 +66,10 @@ export const TAGS = {
 /** The parameters a route template may hold, with the grammar the handler checks (routeOrderId). */
 export const PATH_PARAMETERS: Record<string, { description: string; schema: z.ZodType }> = {
   orderId: { description: `The order: ${ORDER_ID_RULE}; anything else is a 400`, schema: orderIdSchema },
+  module: {
+    description: "A module of the dashboard's browser code, by file name: one the build emitted, else a 404",
+    schema: z.string().regex(/^[A-Za-z][A-Za-z0-9]*\.js$/),
+  },
 };
 
 export const RESPONSE_HEADERS = {
@@ -320,6 +324,18 @@ export const API = {
       },
       403: { description: "Signed in without the role", body: "html" },
       503: { description: "Operator sign-in is not set up", body: "html" },
+    },
+  },
+  dashboardModule: {
+    functionName: "dashboardModule",
+    method: "GET",
+    route: "dashboard/{module}",
+    tag: "platform",
+    summary: "A module of the dashboard's browser code, as the page loads it (src/dashboard/browser)",
+    access: { kind: "signedIn", role: ROLES.reader },
+    responses: {
+      200: { description: "The module: JavaScript, an ES module", body: "javascript" },
+      404: { description: "No module of that name", body: "Problem" },
     },
   },
   openApi: {

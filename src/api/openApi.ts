@@ -131,7 +131,10 @@ function responseObject(response: ApiResponse): JsonObject {
       ? { headers: Object.fromEntries(headers.map((h) => [h, { $ref: `#/components/headers/${h}` }])) }
       : {}),
     ...(body === "html" ? { content: { "text/html": { schema: { type: "string" } } } } : {}),
-    ...(body && body !== "html" ? { content: { "application/json": { schema: schemaRef(body) } } } : {}),
+    ...(body === "javascript" ? { content: { "text/javascript": { schema: { type: "string" } } } } : {}),
+    ...(body && body !== "html" && body !== "javascript"
+      ? { content: { "application/json": { schema: schemaRef(body) } } }
+      : {}),
   };
 }
 

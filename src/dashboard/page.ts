@@ -1,16 +1,18 @@
 /**
  * The operator dashboard: one HTML page, served by the `dashboard` function, that reads and acts
- * through the operator API only. No framework and no build step: markup here, styles and browser code beside it,
- * and the few values the page needs embedded as JSON. The deployment package ships compiled JavaScript only, so the
- * page is a string in a module rather than a file.
+ * through the operator API only. No framework: markup here, styles beside it, the few values the page needs
+ * embedded as JSON, and the browser code in src/dashboard/browser, TypeScript compiled to ES modules that the page
+ * loads from GET /api/dashboard/{module} (browserModules.ts). The deployment package ships compiled JavaScript only,
+ * so the page is a string in a module rather than a file.
  */
 import { PROCESS_STATES } from "../domain/stateRecord";
 import { SERVICES, orderWorkflowV1 } from "../domain/process";
 import { AGENT_NAMES } from "../domain/workflow";
 import { CANCELLABLE_STATES, RETRYABLE_STATES } from "../domain/transitions/operator";
-import { DASHBOARD_SCRIPT } from "./script";
+import { DASHBOARD_CONFIG_ID, type DashboardConfig } from "./browser/pageConfig";
+import { TUNING_KNOBS } from "./browser/tuningKnobs";
+import { DASHBOARD_ENTRY_MODULES } from "./browserModules";
 import { DASHBOARD_CSS } from "./styles";
-import { TUNING_KNOBS, TUNING_SCRIPT } from "./tuningScript";
 
 export interface DashboardPageOptions {
   /** Path the operator API is served under, ending in "/": "/api/" on the devhost and in Azure. */
@@ -19,7 +21,7 @@ export interface DashboardPageOptions {
   simulatorUrl: string;
   /** The agent's calls per request (AGENT_MAX_ATTEMPTS): the fault panel says how many calls fail a step. */
   agentMaxAttempts: number;
-  /** Nonce of the inline style and script, matching the response's Content-Security-Policy. */
+  /** Nonce of the inline style and the module scripts, matching the response's Content-Security-Policy. */
   nonce: string;
   /** How often the page polls the API; default 2000 ms. */
   refreshMs?: number;
@@ -33,8 +35,9 @@ const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#
 const scriptJson = (value: unknown): string => JSON.stringify(value).replace(/</g, "\\u003c");
 
 /**
- * The page's Content-Security-Policy: its own inline style and script (by nonce), calls to its own origin, and
- * to the simulator when the playground is on. Nothing else loads, so an order field can never run as code.
+ * The page's Content-Security-Policy: its own inline style and module scripts (by nonce), calls to its own origin,
+ * and to the simulator when the playground is on. Nothing else loads, so an order field can never run as code. The
+ * modules the page's scripts import need no source of their own: an import is fetched with its importer's nonce.
  */
 export function dashboardContentSecurityPolicy(
   options: Pick<DashboardPageOptions, "nonce" | "simulatorUrl">,
@@ -189,7 +192,7 @@ function bulkPanel(options: DashboardPageOptions): string {
 
 /**
  * "Tuning the timings": the timing settings the app runs with, the figures they imply, and a what-if slider for
- * each. The rows are here; the browser code (tuningScript.ts) fills them from GET /api/timings and recomputes
+ * each. The rows are here; the browser code (browser/tuning.ts) fills them from GET /api/timings and recomputes
  * with the app's own formulas as a slider moves. Nothing it does reaches the server.
  */
 function tuningPanel(): string {
@@ -252,7 +255,7 @@ function tuningPanel(): string {
 /** The whole page; `options` are embedded as JSON for the browser code. */
 export function renderDashboardPage(options: DashboardPageOptions): string {
   const nonce = escapeHtml(options.nonce);
-  const config = {
+  const config: DashboardConfig = {
     apiBase: options.apiBase,
     simulatorUrl: options.simulatorUrl,
     refreshMs: options.refreshMs ?? 2000,
@@ -342,8 +345,10 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
     </section>
     ${tuningPanel().trim()}
   </main>
-  <script type="application/json" id="dashboard-config">${scriptJson(config)}</script>
-  <script nonce="${nonce}">${DASHBOARD_SCRIPT}${TUNING_SCRIPT}</script>
+  <script type="application/json" id="${DASHBOARD_CONFIG_ID}">${scriptJson(config)}</script>${DASHBOARD_ENTRY_MODULES.map(
+    (module) => `
+  <script type="module" nonce="${nonce}" src="${escapeHtml(options.apiBase)}dashboard/${module}"></script>`,
+  ).join("")}
 </body>
 </html>
 `;

@@ -5,10 +5,10 @@
  * sweep (its page limit), the soak's bound (tools/soak/invariants.ts), the recovery benchmark, the worked example
  * in docs/operations.md#tuning, the operator API's GET /api/timings and the dashboard's what-if sliders.
  *
- * The formulas are one self-contained function, `timingFormulas`, whose body reads nothing outside itself (no
- * import, no module constant): the dashboard ships its source to the browser (Function.prototype.toString), so
- * the sliders compute with this very code rather than a copy. Keep it that way: a name from outside the function
- * would be undefined in the page (test/unit/domain/timingBudget.test.ts runs the source on its own to catch it).
+ * The dashboard's browser code imports this module as it is, compiled to an ES module with the page's own code
+ * (src/dashboard/browser/tsconfig.json lists it), so the sliders compute with this very code rather than a copy.
+ * That is why it imports nothing: whatever it imported would have to load in a browser too. Plain arithmetic on
+ * numbers: the browser and Node.js compute the same figures.
  */
 
 /** What the formulas read: the timing settings, the schedules as their periods in seconds. */
@@ -81,144 +81,108 @@ export interface TimingBudget {
   load: StoreLoad;
 }
 
+/** Upper bound of the Supervisor's growing back-off between attempts. */
+export const MAX_BACKOFF_SECONDS = 3600;
+/** A sweep reads at most this many pages; what is left waits for the next sweep. */
+export const MAX_PAGES_PER_SWEEP = 50;
+const HOUR = 3600;
+
+/** Delay before retry number `failureCount` (1-based): base × 2^(n−1), capped. */
+export function backoffSeconds(base: number, failureCount: number): number {
+  return Math.min(base * 2 ** Math.max(0, failureCount - 1), MAX_BACKOFF_SECONDS);
+}
+
 /**
- * Every formula and the constants they use, made inside one function so that its source stands on its own (see
- * the module comment). Plain arithmetic on numbers: the browser and Node.js compute the same figures.
+ * Seconds between occurrences of a six-field NCRONTAB schedule of the forms a fixed period has: "*\/n * * * * *"
+ * (every n seconds) and "s *\/n * * * *" (every n minutes). Throws for any other, whose period varies.
  */
-export function timingFormulas() {
-  /** Upper bound of the Supervisor's growing back-off between attempts. */
-  const MAX_BACKOFF_SECONDS = 3600;
-  /** A sweep reads at most this many pages; what is left waits for the next sweep. */
-  const MAX_PAGES_PER_SWEEP = 50;
-  const HOUR = 3600;
+export function scheduleIntervalSeconds(schedule: string): number {
+  const fields = schedule.trim().split(/\s+/);
+  if (fields.length !== 6) throw new Error(`schedule "${schedule}": expected six NCRONTAB fields`);
+  const [second = "", minute = "", ...rest] = fields;
+  const every = (field: string): number | undefined =>
+    field === "*" ? 1 : /^\*\/(\d+)$/.test(field) ? Number(field.slice(2)) : undefined;
+  const allStars = rest.every((f) => f === "*");
+  const seconds = every(second);
+  const minutes = every(minute);
+  if (allStars && minute === "*" && seconds !== undefined) return seconds;
+  if (allStars && /^\d+$/.test(second) && minutes !== undefined) return minutes * 60;
+  throw new Error(`schedule "${schedule}": cannot derive a fixed interval (expected */n seconds or minutes)`);
+}
 
-  /** Delay before retry number `failureCount` (1-based): base × 2^(n−1), capped. */
-  function backoffSeconds(base: number, failureCount: number): number {
-    return Math.min(base * 2 ** Math.max(0, failureCount - 1), MAX_BACKOFF_SECONDS);
-  }
+/** The schedule that fires every `seconds`, evenly: a divisor of a minute in seconds, or of an hour in minutes. */
+export function scheduleEvery(seconds: number): string | undefined {
+  if (seconds >= 1 && seconds < 60 && 60 % seconds === 0) return `*/${seconds} * * * * *`;
+  const minutes = seconds / 60;
+  if (Number.isInteger(minutes) && minutes >= 1 && minutes <= 60 && 60 % minutes === 0)
+    return `0 */${minutes} * * * *`;
+  return undefined;
+}
 
-  /**
-   * Seconds between occurrences of a six-field NCRONTAB schedule of the forms a fixed period has: "*\/n * * * * *"
-   * (every n seconds) and "s *\/n * * * *" (every n minutes). Throws for any other, whose period varies.
-   */
-  function scheduleIntervalSeconds(schedule: string): number {
-    const fields = schedule.trim().split(/\s+/);
-    if (fields.length !== 6) throw new Error(`schedule "${schedule}": expected six NCRONTAB fields`);
-    const [second = "", minute = "", ...rest] = fields;
-    const every = (field: string): number | undefined =>
-      field === "*" ? 1 : /^\*\/(\d+)$/.test(field) ? Number(field.slice(2)) : undefined;
-    const allStars = rest.every((f) => f === "*");
-    const seconds = every(second);
-    const minutes = every(minute);
-    if (allStars && minute === "*" && seconds !== undefined) return seconds;
-    if (allStars && /^\d+$/.test(second) && minutes !== undefined) return minutes * 60;
-    throw new Error(
-      `schedule "${schedule}": cannot derive a fixed interval (expected */n seconds or minutes)`,
-    );
-  }
-
-  /** The schedule that fires every `seconds`, evenly: a divisor of a minute in seconds, or of an hour in minutes. */
-  function scheduleEvery(seconds: number): string | undefined {
-    if (seconds >= 1 && seconds < 60 && 60 % seconds === 0) return `*/${seconds} * * * * *`;
-    const minutes = seconds / 60;
-    if (Number.isInteger(minutes) && minutes >= 1 && minutes <= 60 && 60 % minutes === 0)
-      return `0 */${minutes} * * * *`;
-    return undefined;
-  }
-
-  /**
-   * A step that never answers, after the attempt's `failure`-th failure: its deadline passes STEP_TIMEOUT after
-   * its dispatch; the recovery queue delivers the deadline notice then (the sweep, for an attempt that sent none,
-   * within one period more); the order waits out the back-off in Pending; the starter claims it at its next round.
-   */
-  function stepRecovery(t: RecoveryInputs, failure: number): StepRecovery {
-    const backoff = backoffSeconds(t.backoffBaseSeconds, failure);
-    const viaRecoveryQueueSeconds = t.stepTimeoutSeconds + backoff + t.starterIntervalSeconds;
-    return {
-      failure,
-      backoffSeconds: backoff,
-      viaRecoveryQueueSeconds,
-      viaSweepSeconds: viaRecoveryQueueSeconds + t.supervisorIntervalSeconds,
-    };
-  }
-
-  /** Each retry the Supervisor grants, in turn: failures 1 to SUPERVISOR_MAX_FAILURES. */
-  function retries(t: TimingInputs): StepRecovery[] {
-    return Array.from({ length: Math.max(0, t.maxFailures) }, (_, i) => stepRecovery(t, i + 1));
-  }
-
-  /**
-   * The longest an order may take from its first claim to a terminal state. One attempt lasts at most the claim
-   * timeout plus every step's timeout; the Supervisor notices its end within one sweep period, waits at most the
-   * largest back-off, and the starter claims the retry within one starter period. Forward work gets
-   * SUPERVISOR_MAX_FAILURES + 1 attempts, and compensation as many again (it keeps its own count).
-   */
-  function longestOrder(t: Omit<TimingInputs, "pageSize">): LongestOrder {
-    const largestBackoffSeconds = backoffSeconds(t.backoffBaseSeconds, t.maxFailures);
-    const attemptSeconds =
-      t.claimTimeoutSeconds +
-      t.steps * t.stepTimeoutSeconds +
-      t.supervisorIntervalSeconds +
-      largestBackoffSeconds +
-      t.starterIntervalSeconds;
-    const attempts = t.maxFailures + 1;
-    return { attemptSeconds, attempts, largestBackoffSeconds, seconds: 2 * attempts * attemptSeconds };
-  }
-
-  /** What the two timers ask of the state store, per hour. */
-  function storeLoad(t: TimingInputs): StoreLoad {
-    const sweepsPerHour = HOUR / t.supervisorIntervalSeconds;
-    return {
-      sweepsPerHour,
-      sweepRecordsPerHour: sweepsPerHour * t.pageSize,
-      sweepMaxRecords: MAX_PAGES_PER_SWEEP * t.pageSize,
-      starterRoundsPerHour: HOUR / t.starterIntervalSeconds,
-    };
-  }
-
-  /** Every figure at once, as GET /api/timings and the dashboard show them. */
-  function timingBudget(t: TimingInputs): TimingBudget {
-    const all = retries(t);
-    // Every retry's wait, then the last attempt's deadline and the sweep (or notice) that decides it is final.
-    const giveUpSeconds =
-      all.reduce((sum, r) => sum + r.viaSweepSeconds, 0) + t.stepTimeoutSeconds + t.supervisorIntervalSeconds;
-    return {
-      recovery: stepRecovery(t, 1),
-      retries: all,
-      giveUpSeconds,
-      longestOrder: longestOrder(t),
-      load: storeLoad(t),
-    };
-  }
-
+/**
+ * A step that never answers, after the attempt's `failure`-th failure: its deadline passes STEP_TIMEOUT after
+ * its dispatch; the recovery queue delivers the deadline notice then (the sweep, for an attempt that sent none,
+ * within one period more); the order waits out the back-off in Pending; the starter claims it at its next round.
+ */
+export function stepRecovery(t: RecoveryInputs, failure: number): StepRecovery {
+  const backoff = backoffSeconds(t.backoffBaseSeconds, failure);
+  const viaRecoveryQueueSeconds = t.stepTimeoutSeconds + backoff + t.starterIntervalSeconds;
   return {
-    MAX_BACKOFF_SECONDS,
-    MAX_PAGES_PER_SWEEP,
-    backoffSeconds,
-    scheduleIntervalSeconds,
-    scheduleEvery,
-    stepRecovery,
-    retries,
-    longestOrder,
-    storeLoad,
-    timingBudget,
+    failure,
+    backoffSeconds: backoff,
+    viaRecoveryQueueSeconds,
+    viaSweepSeconds: viaRecoveryQueueSeconds + t.supervisorIntervalSeconds,
   };
 }
 
-/** The formulas as the app uses them. */
-export const TIMING_FORMULAS = timingFormulas();
+/** Each retry the Supervisor grants, in turn: failures 1 to SUPERVISOR_MAX_FAILURES. */
+function retries(t: TimingInputs): StepRecovery[] {
+  return Array.from({ length: Math.max(0, t.maxFailures) }, (_, i) => stepRecovery(t, i + 1));
+}
 
-export const {
-  MAX_BACKOFF_SECONDS,
-  MAX_PAGES_PER_SWEEP,
-  backoffSeconds,
-  scheduleIntervalSeconds,
-  scheduleEvery,
-  stepRecovery,
-  longestOrder,
-  storeLoad,
-  timingBudget,
-} = TIMING_FORMULAS;
+/**
+ * The longest an order may take from its first claim to a terminal state. One attempt lasts at most the claim
+ * timeout plus every step's timeout; the Supervisor notices its end within one sweep period, waits at most the
+ * largest back-off, and the starter claims the retry within one starter period. Forward work gets
+ * SUPERVISOR_MAX_FAILURES + 1 attempts, and compensation as many again (it keeps its own count).
+ */
+export function longestOrder(t: Omit<TimingInputs, "pageSize">): LongestOrder {
+  const largestBackoffSeconds = backoffSeconds(t.backoffBaseSeconds, t.maxFailures);
+  const attemptSeconds =
+    t.claimTimeoutSeconds +
+    t.steps * t.stepTimeoutSeconds +
+    t.supervisorIntervalSeconds +
+    largestBackoffSeconds +
+    t.starterIntervalSeconds;
+  const attempts = t.maxFailures + 1;
+  return { attemptSeconds, attempts, largestBackoffSeconds, seconds: 2 * attempts * attemptSeconds };
+}
+
+/** What the two timers ask of the state store, per hour. */
+export function storeLoad(t: TimingInputs): StoreLoad {
+  const sweepsPerHour = HOUR / t.supervisorIntervalSeconds;
+  return {
+    sweepsPerHour,
+    sweepRecordsPerHour: sweepsPerHour * t.pageSize,
+    sweepMaxRecords: MAX_PAGES_PER_SWEEP * t.pageSize,
+    starterRoundsPerHour: HOUR / t.starterIntervalSeconds,
+  };
+}
+
+/** Every figure at once, as GET /api/timings and the dashboard show them. */
+export function timingBudget(t: TimingInputs): TimingBudget {
+  const all = retries(t);
+  // Every retry's wait, then the last attempt's deadline and the sweep (or notice) that decides it is final.
+  const giveUpSeconds =
+    all.reduce((sum, r) => sum + r.viaSweepSeconds, 0) + t.stepTimeoutSeconds + t.supervisorIntervalSeconds;
+  return {
+    recovery: stepRecovery(t, 1),
+    retries: all,
+    giveUpSeconds,
+    longestOrder: longestOrder(t),
+    load: storeLoad(t),
+  };
+}
 
 /** The settings the formulas read, as the app's configuration names them (AppConfig has them all). */
 export interface TimingSettings {

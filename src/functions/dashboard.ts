@@ -4,6 +4,8 @@ import { dependencies } from "../app/dependencies";
 import { API, httpTrigger } from "../api/apiOperations";
 import { authorize, ROLES } from "../api/authorize";
 import { hasRole, readPrincipal } from "../api/principal";
+import { problem } from "../api/responses";
+import { browserModules } from "../dashboard/browserModules";
 import { dashboardContentSecurityPolicy, renderDashboardPage, renderRefusalPage } from "../dashboard/page";
 
 const PAGE_HEADERS = {
@@ -66,6 +68,32 @@ app.http(API.dashboard.functionName, {
       status: 200,
       body: renderDashboardPage(options),
       headers: { ...PAGE_HEADERS, "content-security-policy": dashboardContentSecurityPolicy(options) },
+    };
+  },
+});
+
+/**
+ * The dashboard's browser code: GET /api/dashboard/{module} answers one module of the browser build by its file
+ * name, to whoever may see the page. The name is only looked up among the modules the build emitted
+ * (browserModules.ts), never joined to a path.
+ */
+app.http(API.dashboardModule.functionName, {
+  ...httpTrigger(API.dashboardModule),
+  handler: (request: HttpRequest): HttpResponseInit => {
+    const authorized = authorize(request, dependencies().config, API.dashboardModule.access.role);
+    if (!authorized.ok) return authorized.response;
+    const name = request.params.module ?? "";
+    const source = browserModules().get(name);
+    if (source === undefined) return problem(404, `the dashboard has no module ${JSON.stringify(name)}`);
+    return {
+      status: 200,
+      body: source,
+      headers: {
+        "content-type": "text/javascript; charset=utf-8",
+        // A deployment replaces the modules and the page together; a cached module could mismatch the page.
+        "cache-control": "no-store",
+        "x-content-type-options": "nosniff",
+      },
     };
   },
 });

@@ -185,7 +185,7 @@ describe("the routes for people", () => {
       const roles = operation.security.flatMap((s) => (s.signedIn as string[] | undefined) ?? []);
       if (roles.length === 0) continue;
       const c: Call = {
-        params: { orderId: orders.processed },
+        params: { orderId: orders.processed, module: "main.js" },
         ...(method === "post" ? { body: {} } : {}),
       };
       await call(e2e, api, operationId, 401, { ...c, as: null });
@@ -234,6 +234,12 @@ describe("the routes for people", () => {
     await call(e2e, api, "health", 200);
     const dashboard = await call(e2e, api, "dashboard", 200, { as: reader });
     expect(dashboard.text).toContain('href="/api/openapi.json"');
+    const module = await call(e2e, api, "dashboardModule", 200, {
+      as: reader,
+      params: { module: "tuning.js" },
+    });
+    expect(module.text).toContain('from "./timingBudget.js"');
+    await call(e2e, api, "dashboardModule", 404, { as: reader, params: { module: "index.js" } });
   });
 
   it("retry and cancel: 202, 409 with the refusal's code, 404, 400, 415, 413", async ({

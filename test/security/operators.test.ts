@@ -66,7 +66,7 @@ describe("routes for people", () => {
   ];
 
   it("answer 401 to a caller who is not signed in, 403 to one without a role", async ({ e2e, orderId }) => {
-    for (const path of [...reads(orderId), "/api/dashboard"]) {
+    for (const path of [...reads(orderId), "/api/dashboard", "/api/dashboard/main.js"]) {
       const anonymous = await e2e.api(path);
       expect(anonymous.status, path).toBe(401);
       expect(await anonymous.text(), path).toContain("sign-in required");
@@ -95,6 +95,26 @@ describe("routes for people", () => {
       "bob@contoso.com lacks the role Orders.Operator (roles held: Orders.Reader)",
     );
     expect(await orderSnapshot(e2e, orderId)).toEqual(before);
+  });
+
+  it("serve the dashboard's browser modules by name only: none of the app's other files, no path", async ({
+    e2e,
+  }) => {
+    const tuning = await e2e.api("/api/dashboard/tuning.js", as(reader));
+    expect(tuning.status).toBe(200);
+    expect(tuning.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    // The app's own modules, the browser build's other outputs, and paths out of the folder.
+    for (const name of [
+      "index.js",
+      "page.js",
+      "tuning.d.ts",
+      "..%2Fsrc%2Findex.js",
+      "..%2F..%2Fpackage.json",
+    ]) {
+      const res = await e2e.api(`/api/dashboard/${name}`, as(reader));
+      expect(res.status, name).toBe(404);
+      expect(await res.text(), name).not.toContain("require(");
+    }
   });
 
   it("record the signed-in operator in the audit trail, never a name the caller declares", async ({
@@ -191,6 +211,7 @@ describe("routes for machines", () => {
       "httpApi-timings": "anonymous",
       "httpApi-health": "anonymous",
       dashboard: "anonymous",
+      dashboardModule: "anonymous",
       // It describes the routes and who may call them: no secret.
       openApi: "anonymous",
     });

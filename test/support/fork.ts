@@ -3,8 +3,8 @@
  * process. Its files are copies (edited freely, compared with the originals); its node_modules links to this
  * repository's packages, except the devhost, which is the fork's own package folder with the global setup's
  * transpiled output as its dist/ (so nothing needs `npm run build` first). It runs the fork's npm scripts, builds
- * the fork the way `npm start` loads it (dist/src, dist/tools; types stripped), and starts it with `npm start`'s
- * launcher on ports of its own.
+ * the fork the way `npm start` loads it (dist/src, dist/tools, dist/browser; types stripped), and starts it with
+ * `npm start`'s launcher on ports of its own.
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -12,7 +12,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { inject } from "vitest";
-import { transpile } from "./globalSetup";
+import { emitBrowserModules, transpile } from "./globalSetup";
 
 const REPO = path.resolve(__dirname, "..", "..");
 /** What a fork does not copy: installed packages, build output, local state, version control. */
@@ -27,7 +27,7 @@ export interface Fork {
   changedFiles(): string[];
   /** Runs a command in the fork; resolves with its output, rejects with the output's tail on a non-zero exit. */
   run(command: string, args: string[], env?: Record<string, string>): Promise<string>;
-  /** src/ and tools/ transpiled into dist/, as `npm start` finds them. */
+  /** src/ and tools/ transpiled into dist/, and the dashboard's browser modules, as `npm start` finds them. */
   build(): void;
   /** Removes the fork. */
   remove(): void;
@@ -118,6 +118,7 @@ export function forkRepository(): Fork {
           fs.writeFileSync(out, transpile(path.join(root, folder, file)));
         }
       }
+      emitBrowserModules(root, path.join(root, "dist", "browser"));
     },
     remove: () => fs.rmSync(root, { recursive: true, force: true }),
   };

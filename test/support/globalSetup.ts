@@ -1,7 +1,8 @@
 /**
  * Once per test run: transpiles src/ so that end-to-end tests can load the app the way the Functions host does
- * (compiled CommonJS, required by path), and the devhost package (its src/ and bin/, laid out as installed) so
- * that tests can run the app on the devhost in child processes, without touching dist/. Type errors are the job
+ * (compiled CommonJS, required by path), the dashboard's browser code as `npm run build` emits it (ES modules in
+ * browser/, beside src/, where the dashboard serves them from), and the devhost package (its src/ and bin/, laid
+ * out as installed) so that tests can run the app on the devhost in child processes, without touching dist/. Type errors are the job
  * of `npm run typecheck`; this only strips types, which takes about a second.
  *
  * The output goes to .test-build/<hash of the sources>: test runs started at the same time (or while sources are
@@ -23,6 +24,8 @@ declare module "vitest" {
 const REPO = path.resolve(__dirname, "..", "..");
 const BUILDS = path.join(REPO, ".test-build");
 const DEVHOST = path.join(REPO, "packages", "devhost");
+/** The dashboard's browser project (ES modules for the page), as `npm run build` builds it. */
+const BROWSER_PROJECT = path.join("src", "dashboard", "browser", "tsconfig.json");
 
 function walk(dir: string): string[] {
   return fs
@@ -36,10 +39,12 @@ function walk(dir: string): string[] {
 
 /** What a build holds: each source file and its place in the build. */
 function sources(): Map<string, string> {
+  // The browser build's inputs are among src/'s files, and its tsconfig.json is hashed with them.
   const places = new Map<string, string>();
   const js = (file: string): string => file.replace(/\.ts$/, ".js");
   for (const file of walk(path.join(REPO, "src")).filter((f) => f.endsWith(".ts")))
     places.set(file, js(path.relative(REPO, file)));
+  places.set(path.join(REPO, BROWSER_PROJECT), BROWSER_PROJECT);
   const devhostSources = path.join(DEVHOST, "src");
   for (const file of walk(devhostSources).filter((f) => f.endsWith(".ts")))
     places.set(file, js(path.join("devhost", "dist", path.relative(devhostSources, file))));
@@ -57,6 +62,29 @@ export function transpile(file: string): string {
     },
     fileName: file,
   }).outputText;
+}
+
+/**
+ * Emits the browser project of the repository at `root` into `outDir`, as `npm run build` does into dist/browser.
+ * The browser project lists its few files itself, the domain modules the page imports among them: it decides, not
+ * a copy of its list here. Types are not checked: that is `npm run typecheck`'s job.
+ */
+export function emitBrowserModules(root: string, outDir: string): void {
+  const parsed = ts.getParsedCommandLineOfConfigFile(
+    path.join(root, BROWSER_PROJECT),
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+      },
+    },
+  );
+  if (!parsed) throw new Error(`cannot read ${BROWSER_PROJECT}`);
+  const options = { ...parsed.options, outDir, incremental: false, noEmit: false, declaration: false };
+  delete options.tsBuildInfoFile;
+  const emitted = ts.createProgram(parsed.fileNames, options).emit();
+  if (emitted.emitSkipped) throw new Error(`${BROWSER_PROJECT}: nothing emitted`);
 }
 
 /** The devhost CLI of a build: bin/devhost.js of the transpiled package. */
@@ -87,6 +115,7 @@ export default function setup(project: TestProject): void {
     }
     fs.writeFileSync(out, transpile(file));
   }
+  emitBrowserModules(REPO, path.join(staging, "browser"));
   try {
     fs.renameSync(staging, target);
   } catch {

@@ -1,10 +1,15 @@
-import { Script } from "node:vm";
-import { describe, expect, it } from "vitest";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import fc from "fast-check";
+import ts from "typescript";
+import { describe, expect, inject, it } from "vitest";
 import { ConfigError, loadConfig } from "../../../src/config";
+import { TUNING_KNOBS } from "../../../src/dashboard/browser/tuningKnobs";
+import { readBrowserModules } from "../../../src/dashboard/browserModules";
 import { dashboardContentSecurityPolicy, renderDashboardPage } from "../../../src/dashboard/page";
-import { DASHBOARD_SCRIPT } from "../../../src/dashboard/script";
-import { TUNING_KNOBS, TUNING_SCRIPT } from "../../../src/dashboard/tuningScript";
-import { PROCESS_STATES, timingFormulas } from "../../../src/domain";
+import { PROCESS_STATES, timingBudget, type TimingBudget, type TimingInputs } from "../../../src/domain";
 
 const options = {
   apiBase: "/api/",
@@ -20,13 +25,45 @@ const embeddedConfig = (html: string): Record<string, unknown> => {
   return JSON.parse(match[1]!) as Record<string, unknown>;
 };
 
+/** The browser build the tests' global setup emitted, as GET /api/dashboard/{module} serves it. */
+const modules = readBrowserModules(path.join(inject("appBuildDir"), "browser"));
+
+/** The modules the page's <script type="module"> elements load, as URLs, with their nonces. */
+const pageScripts = (html: string): { src: string; nonce: string }[] =>
+  [...html.matchAll(/<script type="module" nonce="([^"]*)" src="([^"]*)"><\/script>/g)].map((m) => ({
+    nonce: m[1]!,
+    src: m[2]!,
+  }));
+
+/** What a module imports, statically or not, resolved against its URL as a browser resolves it. */
+const importsOf = (url: URL): URL[] => {
+  const source = modules.get(path.posix.basename(url.pathname)) ?? "";
+  return ts.preProcessFile(source, true, true).importedFiles.map((f) => new URL(f.fileName, url));
+};
+
 describe("dashboard page", () => {
-  it("carries browser code that parses", () => {
-    expect(() => new Script(DASHBOARD_SCRIPT, { filename: "dashboard.js" })).not.toThrow();
-    expect(() => new Script(TUNING_SCRIPT, { filename: "tuning.js" })).not.toThrow();
+  it("loads its browser code as modules the dashboard serves, and every module those import", () => {
+    const scripts = pageScripts(renderDashboardPage(options));
+    expect(scripts.map((s) => s.src)).toEqual(["/api/dashboard/main.js", "/api/dashboard/tuning.js"]);
+    expect(scripts.every((s) => s.nonce === options.nonce)).toBe(true);
+    // The whole module graph from the page's scripts, as the browser fetches it: each from the dashboard's route.
+    const loaded = new Set<string>();
+    const pending = scripts.map((s) => new URL(s.src, "https://app.example"));
+    for (let url = pending.pop(); url; url = pending.pop()) {
+      if (loaded.has(url.pathname)) continue;
+      expect(path.posix.dirname(url.pathname), `${url.pathname} is outside the route`).toBe("/api/dashboard");
+      expect(modules.has(path.posix.basename(url.pathname)), `${url.pathname} is not served`).toBe(true);
+      loaded.add(url.pathname);
+      pending.push(...importsOf(url));
+    }
+    expect([...loaded].sort()).toEqual(
+      ["dom", "main", "pageConfig", "timingBudget", "tuning", "tuningKnobs"].map(
+        (m) => `/api/dashboard/${m}.js`,
+      ),
+    );
   });
 
-  it("has the tuning view: a what-if slider per timing setting, computed with the app's own formulas", () => {
+  it("has the tuning view: a what-if slider per timing setting, computed with the app's own formulas", async () => {
     const html = renderDashboardPage(options);
     expect(html).toContain('<h2 id="tuning-title">Tuning the timings</h2>');
     expect(html).toContain("What-if, not applied");
@@ -34,11 +71,35 @@ describe("dashboard page", () => {
       expect(html).toContain(`<input type="range" id="knob-${knob.input}"`);
       expect(html).toContain(`<span class="setting mono">${knob.setting}</span>`);
     }
-    // The formulas' source as the app runs it, inside the page's one script: no second copy to drift.
-    expect(html).toContain(`const TIMING = (${timingFormulas.toString()})();`);
-    expect(html.match(/<script nonce=/g)).toHaveLength(1);
-    // The view only reads: no call in it but GET timings.
-    expect(TUNING_SCRIPT).not.toMatch(/method:|postJson|"POST"/);
+    // The view's formulas are the module src/domain/timingBudget.ts compiled for the browser: loaded as the page
+    // loads it, it computes what the app computes, for any settings.
+    const tuning = new URL("https://app.example/api/dashboard/tuning.js");
+    expect(importsOf(tuning).map((u) => u.pathname)).toContain("/api/dashboard/timingBudget.js");
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dashboard-modules-"));
+    try {
+      const file = path.join(dir, "timingBudget.mjs");
+      fs.writeFileSync(file, modules.get("timingBudget.js")!);
+      const browser = (await import(/* @vite-ignore */ pathToFileURL(file).href)) as {
+        timingBudget: (t: TimingInputs) => TimingBudget;
+      };
+      const inputs = fc.record({
+        stepTimeoutSeconds: fc.integer({ min: 1, max: 3600 }),
+        claimTimeoutSeconds: fc.integer({ min: 1, max: 3600 }),
+        supervisorIntervalSeconds: fc.integer({ min: 1, max: 3600 }),
+        starterIntervalSeconds: fc.integer({ min: 1, max: 3600 }),
+        backoffBaseSeconds: fc.integer({ min: 1, max: 3600 }),
+        maxFailures: fc.integer({ min: 1, max: 20 }),
+        pageSize: fc.integer({ min: 1, max: 1000 }),
+        steps: fc.integer({ min: 1, max: 32 }),
+      });
+      fc.assert(
+        fc.property(inputs, (t) => {
+          expect(browser.timingBudget(t)).toEqual(timingBudget(t));
+        }),
+      );
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("has a count card and a filter option for every processState, and embeds its settings as JSON", () => {
@@ -52,7 +113,8 @@ describe("dashboard page", () => {
       simulatorUrl: "",
       states: [...PROCESS_STATES],
     });
-    expect(html.match(/nonce="bm9uY2U="/g)).toHaveLength(2);
+    // The inline style and the two module scripts.
+    expect(html.match(/nonce="bm9uY2U="/g)).toHaveLength(3);
   });
 
   it("names the signed-in principal as text, and says when the page is read only", () => {
@@ -108,8 +170,8 @@ describe("dashboard page", () => {
     expect(embeddedConfig(html).simulatorUrl).toBe(hostile);
   });
 
-  it("allows its own inline code by nonce, and calls to the simulator only when it has one", () => {
-    expect(dashboardContentSecurityPolicy(options)).toContain("script-src 'nonce-bm9uY2U='");
+  it("allows its own code by nonce only, and calls to the simulator only when it has one", () => {
+    expect(dashboardContentSecurityPolicy(options)).toContain("script-src 'nonce-bm9uY2U=';");
     expect(dashboardContentSecurityPolicy(options)).toContain("connect-src 'self';");
     expect(dashboardContentSecurityPolicy({ ...options, simulatorUrl: "http://127.0.0.1:7081" })).toContain(
       "connect-src 'self' http://127.0.0.1:7081;",
