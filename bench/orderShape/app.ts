@@ -6,11 +6,12 @@
  * this shape, however lean the app's code; orderShape.ts runs it. One file, since its parts are one fixture.
  *
  * Per order, as the real app's order profile shows it: the front door's POST (one send to `orders`), the
- * admission's execution on `orders` (one durable start), an orchestration of one activity more than the steps and
- * one reply per step, each raced against a durable timer that is then cancelled, one request per step to its
- * service's agent (one agent per service, one reply per request), one reply delivery per step (one raised event
- * each), and STATUSES_PER_ORDER status messages that nobody receives. The steps and their services are the
- * declared process's (src/domain/process.ts): in the sample, four activities, three agents and six statuses.
+ * admission's execution on `orders` (the first step's request, sent with the claim, and one durable start), an
+ * orchestration of one activity per step and one reply per step, each raced against a durable timer that is then
+ * cancelled, one request per step to its service's agent (one agent per service, one reply per request), one reply
+ * delivery per step (one raised event each), and STATUSES_PER_ORDER status messages that nobody receives. The
+ * steps and their services are the declared process's (src/domain/process.ts): in the sample, three activities,
+ * three agents and six statuses.
  */
 import { app, type HttpRequest, type HttpResponseInit, type InvocationContext } from "@azure/functions";
 import * as df from "durable-functions";
@@ -24,8 +25,8 @@ import { MESSAGE_BYTES_SETTING, STATUS_QUEUE, STATUSES_PER_ORDER } from "./shape
 /** Each step's request queue: its service's agent's, as the real app sends it. */
 const STEP_QUEUES = orderWorkflowV1.steps.map((step) => agentRequestQueue(step.agent));
 /**
- * The status messages each activity (one per step, and the first dispatch) sends, STATUSES_PER_ORDER in all: one
- * each, and one more from each of the last two.
+ * The status messages each dispatch (the admission's of the first step, then one activity per answer) sends,
+ * STATUSES_PER_ORDER in all: one each, and one more from each of the last two.
  */
 const STATUSES_BY_ACTIVITY = Array.from({ length: STEP_QUEUES.length + 1 }, (_, i) =>
   i < STEP_QUEUES.length - 1 ? 1 : 2,
@@ -87,13 +88,13 @@ app.serviceBusQueue("shapeAdmit", {
   extraInputs: [df.input.durableClient()],
   handler: async (message: unknown, context: InvocationContext) => {
     const hop = message as Hop;
+    await dispatch({ ...hop, step: 0 });
     await df.getClient(context).startNew("shapeOrchestration", { instanceId: hop.instanceId, input: hop });
   },
 });
 
 df.app.orchestration("shapeOrchestration", function* (context: OrchestrationContext) {
   const hop = context.df.getInput<Hop>();
-  yield context.df.callActivity("shapeDispatch", { ...hop, step: 0 });
   for (let step = 0; step < STEP_QUEUES.length; step++) {
     context.df.setCustomStatus({ stepIndex: step });
     const reply = context.df.waitForExternalEvent(`reply-${step}`);
@@ -107,14 +108,15 @@ df.app.orchestration("shapeOrchestration", function* (context: OrchestrationCont
   return "finished";
 });
 
-df.app.activity("shapeDispatch", {
-  handler: async (hop: Hop) => {
-    const statuses = STATUSES_BY_ACTIVITY[hop.step] ?? 0;
-    for (let i = 0; i < statuses; i++) await send(STATUS_QUEUE, { ...hop, kind: `status-${i}` });
-    const queue = STEP_QUEUES[hop.step];
-    if (queue) await send(queue, { ...hop, kind: "request" });
-  },
-});
+/** A dispatch of step `hop.step` (past the last: the end), with the status messages it sends. */
+async function dispatch(hop: Hop): Promise<void> {
+  const statuses = STATUSES_BY_ACTIVITY[hop.step] ?? 0;
+  for (let i = 0; i < statuses; i++) await send(STATUS_QUEUE, { ...hop, kind: `status-${i}` });
+  const queue = STEP_QUEUES[hop.step];
+  if (queue) await send(queue, { ...hop, kind: "request" });
+}
+
+df.app.activity("shapeDispatch", { handler: dispatch });
 
 // One agent per service, as in the real app: it answers each request with a reply for the request's step.
 [...new Set(STEP_QUEUES)].forEach((queueName, agent) => {

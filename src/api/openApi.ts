@@ -20,7 +20,7 @@ import { json } from "./responses";
 
 export const OPENAPI_VERSION = "3.1.1";
 /** The version of the contract the document describes: raise it with a change of a route or a shape. */
-export const API_VERSION = "1.0.0";
+export const API_VERSION = "1.1.0";
 
 type JsonObject = Record<string, unknown>;
 

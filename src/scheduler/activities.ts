@@ -32,11 +32,13 @@ import {
   stepFailedPermanent,
   stepFailedTransient,
   stepSucceeded,
+  type AgentRequest,
   type DeadlineMessage,
   type ProcessState,
   type StateRecord,
   type StepKind,
   type TransitionResult,
+  type WorkflowDefinition,
 } from "../domain";
 import { sendDecidedAlert } from "../messaging/decidedAlerts";
 import type { Logger } from "../telemetry/logger";
@@ -171,40 +173,73 @@ export async function dispatchNext(
     record,
   );
   if (!held(outcome)) return fenced(outcome);
-  const definition = workflow.steps[stepIndex]!;
-  const order = await deps.orders.get(orderId);
-  if (!order) throw new Error(`order ${orderId} has a state record but no order document`);
-
   const direction: StepKind = forward ? "do" : "undo";
+  const { completeBy } = await sendDispatchedRequest(
+    deps,
+    log,
+    outcome.record,
+    workflow,
+    stepIndex,
+    direction,
+  );
+  // An attempt's first dispatch tells the submitter that work (or undo) has started, whichever step it resumes at.
+  // A compensation that began inside a forward attempt was already announced by recordReply. Found already
+  // written, it is the starter's dispatch, whose send failed (the starter announces only what it sent), or this
+  // activity run again: a submitter may then see "processing" twice, never not at all.
+  if (outcome.record.history.at(-2)?.event === "claimed")
+    await announceAttempt(deps, log, outcome.record, stepIndex);
+  return { kind: "dispatched", stepIndex, direction, completeBy };
+}
+
+/**
+ * Sends the request a dispatch transition recorded on `written` (its requestId as MessageId, so a repeat is dropped
+ * by duplicate detection) and returns it. Recording comes first, so that a step that never answers is visible to
+ * the Supervisor.
+ */
+export async function sendDispatchedRequest(
+  deps: Pick<SchedulerDependencies, "orders" | "messaging">,
+  log: Logger,
+  written: StateRecord,
+  workflow: WorkflowDefinition,
+  stepIndex: number,
+  direction: StepKind,
+): Promise<AgentRequest> {
+  const definition = workflow.steps[stepIndex]!;
+  const order = await deps.orders.get(written.orderId);
+  if (!order) throw new Error(`order ${written.orderId} has a state record but no order document`);
   // The id the transition recorded: the reply router accepts an answer only to exactly this request, and the agent
   // acts only on exactly this request (src/domain/requestCheck.ts).
-  const request = dispatchedRequest(outcome.record, definition, order, {
-    instanceId: lockedBy,
+  const request = dispatchedRequest(written, definition, order, {
+    instanceId: written.lockedBy!,
     stepIndex,
     kind: direction,
   });
-  const { requestId, completeBy } = request;
   await deps.messaging.send(
     agentRequestQueue(definition.agent),
     {
       body: request,
-      messageId: requestId,
-      correlationId: orderId,
+      messageId: request.requestId,
+      correlationId: written.orderId,
       subject: `${definition.name}:${direction}`,
     },
     log,
   );
-  // An attempt's first dispatch tells the submitter that work (or undo) has started, whichever step it resumes at.
-  // A compensation that began inside a forward attempt was already announced by recordReply.
-  if (outcome.kind === "written" && record.history.at(-1)?.event === "claimed") {
-    await deps.notifications.status(
-      log,
-      outcome.record,
-      forward ? "processing" : "compensating",
-      `attempt ${outcome.record.attempt}, ${definition.name}`,
-    );
-  }
-  return { kind: "dispatched", stepIndex, direction, completeBy };
+  return request;
+}
+
+/** Tells the submitter that an attempt's work (or undo) has started, at the step it dispatched first. */
+export async function announceAttempt(
+  deps: Pick<SchedulerDependencies, "notifications">,
+  log: Logger,
+  written: StateRecord,
+  stepIndex: number,
+): Promise<void> {
+  await deps.notifications.status(
+    log,
+    written,
+    written.processState === "Processing" ? "processing" : "compensating",
+    `attempt ${written.attempt}, ${written.steps[stepIndex]!.name}`,
+  );
 }
 
 export interface RecordReplyInput extends AttemptInput {

@@ -19,15 +19,24 @@ function attemptId(instanceId: string): string {
 
 /** The app's calls on the durable client, each for one validated attempt id. */
 export interface AttemptClient {
-  start(instanceId: string, orderId: string, traceparent?: string | null): Promise<void>;
+  start(
+    instanceId: string,
+    orderId: string,
+    traceparent?: string | null,
+    dispatched?: SchedulerInput["dispatched"],
+  ): Promise<void>;
   deliverReply(reply: AgentReply): Promise<void>;
   getStatus: DurableClient["getStatus"];
 }
 
 export function attemptClient(client: DurableClient): AttemptClient {
   return {
-    async start(instanceId, orderId, traceparent) {
-      const input: SchedulerInput = { orderId, ...(traceparent ? { traceparent } : {}) };
+    async start(instanceId, orderId, traceparent, dispatched) {
+      const input: SchedulerInput = {
+        orderId,
+        ...(traceparent ? { traceparent } : {}),
+        ...(dispatched ? { dispatched } : {}),
+      };
       await client.startNew(SCHEDULER_ORCHESTRATION, { instanceId: attemptId(instanceId), input });
     },
     async deliverReply(reply) {
@@ -44,5 +53,6 @@ export function attemptClient(client: DurableClient): AttemptClient {
 /** Starts the Scheduler orchestration of a claimed attempt, with the claim's lockedBy as its instance id. */
 export function startAttemptWith(client: DurableClient): StartAttempt {
   const attempts = attemptClient(client);
-  return (instanceId, orderId, traceparent) => attempts.start(instanceId, orderId, traceparent);
+  return (instanceId, orderId, traceparent, dispatched) =>
+    attempts.start(instanceId, orderId, traceparent, dispatched);
 }

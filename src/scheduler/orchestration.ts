@@ -4,8 +4,8 @@
  * ./activities.ts, reached through the typed activity proxy. Nothing here may import a store, the bus or a clock.
  */
 import type { OrchestrationContext, OrchestrationHandler } from "durable-functions";
-import { MAX_ORCHESTRATION_TURNS, replyEventName } from "../domain";
-import type { AttemptInput, SchedulerActivities } from "./activities";
+import { MAX_ORCHESTRATION_TURNS, replyEventName, type StepKind } from "../domain";
+import type { AttemptInput, DispatchOutcome, SchedulerActivities } from "./activities";
 import { activityProxy } from "./activityProxy";
 
 export const SCHEDULER_ORCHESTRATION = "scheduler";
@@ -14,6 +14,12 @@ export interface SchedulerInput {
   orderId: string;
   /** The attempt's trace context (the starter's span), handed to every activity as data; absent: none. */
   traceparent?: string;
+  /**
+   * The first move, when the starter recorded it with the claim and sent its request: the orchestration waits for
+   * its answer at once. Absent (an attempt an earlier build started, or a send that failed): the first move is
+   * dispatched by the activity, which finds a recorded dispatch and sends it again under the same MessageId.
+   */
+  dispatched?: { stepIndex: number; direction: StepKind; completeBy: string };
 }
 
 export interface SchedulerResult {
@@ -24,14 +30,14 @@ export interface SchedulerResult {
 
 /**
  * One attempt (instance id `${orderId}:${attempt}` = the record's lockedBy). Per step it records the dispatch,
- * sends the request (the first step by its own activity, each later one in the activity that records the answer
- * before it), and races the agent's reply against a durable timer at the step's completeBy, cancelling the
+ * sends the request (the first step with the claim, by the starter, each later one in the activity that records the
+ * answer before it), and races the agent's reply against a durable timer at the step's completeBy, cancelling the
  * loser. A timeout ends the attempt: it reports the deadline to the Supervisor's recovery queue, and the
  * Supervisor, which owns the failure count, decides on the record.
  */
 export const schedulerOrchestration: OrchestrationHandler = function* (context: OrchestrationContext) {
   const activities = activityProxy<SchedulerActivities>(context);
-  const { orderId, traceparent } = context.df.getInput<SchedulerInput>();
+  const { orderId, traceparent, dispatched } = context.df.getInput<SchedulerInput>();
   // Tracing is data here: the activities make the spans, under this context (an orchestrator replays).
   const attempt: AttemptInput = {
     orderId,
@@ -41,7 +47,9 @@ export const schedulerOrchestration: OrchestrationHandler = function* (context: 
   // Each turn waits for one step's answer (forward or undo); registration refuses a workflow that could need more.
   // Recording an answer dispatches the next move in the same activity; an answer recorded by an earlier build
   // says "continue", and the next move is then dispatched by its own activity, as that build did.
-  let next = yield* activities.schedulerDispatchNext(attempt);
+  let next: DispatchOutcome = dispatched
+    ? { kind: "dispatched", ...dispatched }
+    : yield* activities.schedulerDispatchNext(attempt);
   for (let turn = 0; turn < MAX_ORCHESTRATION_TURNS; turn++) {
     if (next.kind === "fenced") return { outcome: "fenced", detail: next.reason } satisfies SchedulerResult;
     if (next.kind === "stopped") return { outcome: "stopped", detail: next.reason } satisfies SchedulerResult;

@@ -3,6 +3,7 @@ import {
   ADMISSION,
   BREAKER,
   claim,
+  claimAndDispatch,
   deferForOutage,
   isSuspect,
   nextStepIndex,
@@ -14,14 +15,21 @@ import {
   type StateRecord,
 } from "../domain";
 import type { Logger } from "../telemetry/logger";
-import { contextOf, inSpan, SpanKind, traceparentOf } from "../telemetry/tracing";
+import { contextOf, inSpan, SpanKind, spanLogger, traceparentOf } from "../telemetry/tracing";
+import { announceAttempt, sendDispatchedRequest } from "./activities";
+import type { SchedulerInput } from "./orchestration";
 import { RoundCoalescer } from "./roundCoalescer";
 
 /**
  * Starts the orchestration of a claimed attempt (the durable client's startNew, in the app), with the trace
- * context its activities continue (null: none).
+ * context its activities continue (null: none) and the first move when the claim recorded and sent it.
  */
-export type StartAttempt = (instanceId: string, orderId: string, traceparent: string | null) => Promise<void>;
+export type StartAttempt = (
+  instanceId: string,
+  orderId: string,
+  traceparent: string | null,
+  dispatched?: SchedulerInput["dispatched"],
+) => Promise<void>;
 
 export interface StarterReport {
   /** Free places the round found (at most ADMISSION.claimsPerRound). */
@@ -53,7 +61,18 @@ function nextService(record: StateRecord): AgentName | undefined {
  * longer than OUTAGE_MAX_SECONDS is claimed anyway, so its attempt fails and counts.
  */
 export async function claimAndStart(
-  deps: Pick<Dependencies, "config" | "states" | "admission" | "breaker" | "now">,
+  deps: Pick<
+    Dependencies,
+    | "config"
+    | "states"
+    | "admission"
+    | "breaker"
+    | "now"
+    | "workflows"
+    | "orders"
+    | "messaging"
+    | "notifications"
+  >,
   log: Logger,
   start: StartAttempt,
 ): Promise<StarterReport> {
@@ -88,36 +107,42 @@ export async function claimAndStart(
   const placed = await deps.admission.take(rooms, toClaim);
   report.skipped += toClaim.length - placed.length;
   const notLanded = new Map<number, string[]>();
-  for (const { record, shard, ticket } of placed) {
-    const outcome = await deps.states.applyIfUnchanged(record, (r) =>
-      claim(r, { now, claimTimeoutSeconds: deps.config.claimTimeoutSeconds, admissionShard: shard }),
-    );
-    if (outcome.kind !== "written") {
-      report.skipped++;
-      notLanded.set(shard, [...(notLanded.get(shard) ?? []), ticket]);
-      continue;
-    }
-    report.claimed++;
-    const instanceId = outcome.record.lockedBy!;
-    try {
-      // In the order's trace: the attempt's activities are children of this span.
-      await inSpan(
-        "start attempt",
-        {
-          kind: SpanKind.PRODUCER,
-          parent: contextOf(record.traceparent),
-          from: log,
-          attributes: { "sas.order_id": record.orderId, "sas.instance_id": instanceId },
-        },
-        (span) => start(instanceId, record.orderId, traceparentOf(span)),
-      );
-      report.started++;
-    } catch (error) {
-      log.warn(
-        `starter: claimed ${instanceId} but could not start it (${String(error)}); the Supervisor recovers it`,
-      );
-    }
-  }
+  // Each claim is its own record, place and request: they go out together, as the attempts' activities would.
+  await Promise.all(
+    placed.map(async ({ record, shard, ticket }) => {
+      const claimed = await claimOne(deps, log, record, now, shard);
+      if (!claimed) {
+        report.skipped++;
+        notLanded.set(shard, [...(notLanded.get(shard) ?? []), ticket]);
+        return;
+      }
+      report.claimed++;
+      const instanceId = claimed.record.lockedBy!;
+      try {
+        // In the order's trace: the attempt's activities are children of this span.
+        await inSpan(
+          "start attempt",
+          {
+            kind: SpanKind.PRODUCER,
+            parent: contextOf(record.traceparent),
+            from: log,
+            attributes: { "sas.order_id": record.orderId, "sas.instance_id": instanceId },
+          },
+          async (span) => {
+            // Under this span too: the first request is the attempt's first hop.
+            const dispatched =
+              claimed.dispatched && (await sendFirstMove(deps, spanLogger(log, span), claimed.record));
+            await start(instanceId, record.orderId, traceparentOf(span), dispatched || undefined);
+          },
+        );
+        report.started++;
+      } catch (error) {
+        log.warn(
+          `starter: claimed ${instanceId} but could not start it (${String(error)}); the Supervisor recovers it`,
+        );
+      }
+    }),
+  );
   // Another claimer took these records first: their places go back now (or, should that fail, at their check).
   await Promise.all([...notLanded].map(([shard, tickets]) => deps.admission.giveBack(shard, { tickets })));
   if (report.claimed > 0 || report.deferred > 0)
@@ -126,6 +151,59 @@ export async function claimAndStart(
         (report.deferred > 0 ? `, deferred ${report.deferred} (service unavailable)` : ""),
     );
   return report;
+}
+
+/**
+ * Claims one record: with its first dispatch in the same write when this build has its workflow (the orchestration's
+ * first activity then has nothing to do), else the claim alone, and the orchestration's first activity dispatches
+ * (or, for a workflow this build does not have, alerts). Undefined when another writer moved the record first.
+ */
+async function claimOne(
+  deps: Pick<Dependencies, "config" | "states" | "workflows">,
+  log: Logger,
+  record: StateRecord,
+  now: Date,
+  admissionShard: number,
+): Promise<{ record: StateRecord; dispatched: boolean } | undefined> {
+  const ctx = { now, claimTimeoutSeconds: deps.config.claimTimeoutSeconds, admissionShard };
+  const known = deps.workflows.get(record.workflow) !== undefined;
+  const outcome = await deps.states.applyIfUnchanged(record, (r) =>
+    known
+      ? claimAndDispatch(r, { ...ctx, stepTimeoutSeconds: deps.config.stepTimeoutSeconds })
+      : claim(r, ctx),
+  );
+  if (outcome.kind !== "written") return undefined;
+  const last = outcome.record.history.at(-1)?.event;
+  return {
+    record: outcome.record,
+    dispatched: last === "stepDispatched" || last === "compensationStepDispatched",
+  };
+}
+
+/**
+ * Sends the request the claim recorded and tells the submitter the attempt started; the move, for the orchestration
+ * to wait on. False when the send failed: the orchestration's first activity then finds the dispatch recorded and
+ * sends it again, under the same MessageId.
+ */
+async function sendFirstMove(
+  deps: Pick<Dependencies, "workflows" | "orders" | "messaging" | "notifications">,
+  log: Logger,
+  written: StateRecord,
+): Promise<SchedulerInput["dispatched"] | false> {
+  const workflow = deps.workflows.get(written.workflow)!;
+  const forward = written.processState === "Processing";
+  const stepIndex = forward ? nextStepIndex(written) : nextUndoIndex(written);
+  const direction = forward ? "do" : "undo";
+  try {
+    const request = await sendDispatchedRequest(deps, log, written, workflow, stepIndex, direction);
+    await announceAttempt(deps, log, written, stepIndex);
+    return { stepIndex, direction, completeBy: request.completeBy };
+  } catch (error) {
+    log.warn(
+      `starter: ${written.lockedBy} claimed, its first request not sent (${String(error)}); its attempt sends it`,
+    );
+    return false;
+  }
 }
 
 const rounds = new RoundCoalescer<StarterReport>();

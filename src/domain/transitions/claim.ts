@@ -1,6 +1,8 @@
 import { instanceIdFor } from "../ids";
-import type { StateRecord } from "../stateRecord";
-import { addSeconds, commit, refuse, type TransitionResult } from "./result";
+import { nextStepIndex, nextUndoIndex, type StateRecord } from "../stateRecord";
+import { compensationStepDispatched } from "./compensation";
+import { addSeconds, andThen, commit, refuse, type TransitionResult } from "./result";
+import { stepDispatched } from "./steps";
 
 export interface ClaimContext {
   now: Date;
@@ -48,5 +50,30 @@ export function claim(record: StateRecord, ctx: ClaimContext): TransitionResult 
     draft.admissionShard = ctx.admissionShard ?? null;
     draft.completeBy = addSeconds(ctx.now, ctx.claimTimeoutSeconds);
     draft.retryAt = null;
+  });
+}
+
+/**
+ * The claim and the attempt's first dispatch in one write: the starter records the request it is about to send,
+ * so that the attempt's first move costs no activity and no write of its own. When the claimed record has nothing
+ * left to call (a compensation whose undos are all done), this is the claim alone, and the orchestration finishes
+ * the order as it does after any claim.
+ */
+export function claimAndDispatch(
+  record: StateRecord,
+  ctx: ClaimContext & { stepTimeoutSeconds: number },
+): TransitionResult {
+  return andThen(claim(record, ctx), (claimed) => {
+    const forward = claimed.processState === "Processing";
+    const stepIndex = forward ? nextStepIndex(claimed) : nextUndoIndex(claimed);
+    if (stepIndex === -1)
+      return refuse(claimed, "claimAndDispatch", "StepsIncomplete", "nothing to dispatch");
+    const dispatch = {
+      now: ctx.now,
+      lockedBy: claimed.lockedBy!,
+      stepIndex,
+      stepTimeoutSeconds: ctx.stepTimeoutSeconds,
+    };
+    return forward ? stepDispatched(claimed, dispatch) : compensationStepDispatched(claimed, dispatch);
   });
 }

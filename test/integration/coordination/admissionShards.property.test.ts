@@ -105,6 +105,7 @@ it("fences a claim that paused past its check: its place was found free, so the 
     const storeB = new StateStore(containers.state);
     const b = placesOf(storeB, at(5_000 + CLAIM_TIMEOUT_SECONDS + 1));
     const deps = {
+      ...stack.deps,
       config: { ...stack.config, maxInFlight: 1, claimTimeoutSeconds: CLAIM_TIMEOUT_SECONDS },
       states: storeB,
       admission: b,
@@ -164,6 +165,7 @@ it("never locks more than MAX_IN_FLIGHT records, across instances, pauses and cr
           const paused: Placed[] = [];
           const depsOf = (i: Instance) =>
             ({
+              ...stack.deps,
               config: { ...stack.config, maxInFlight, claimTimeoutSeconds: CLAIM_TIMEOUT_SECONDS },
               states: i.states,
               admission: i.admission,
