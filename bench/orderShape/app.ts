@@ -11,7 +11,7 @@
  * cancelled, one request per step to its service's agent (one agent per service, one reply per request), one reply
  * delivery per step (one raised event each), and STATUSES_PER_ORDER status messages that nobody receives. The
  * steps and their services are the declared process's (src/domain/process.ts): in the sample, three activities,
- * three agents and six statuses.
+ * three agents and five statuses.
  */
 import { app, type HttpRequest, type HttpResponseInit, type InvocationContext } from "@azure/functions";
 import * as df from "durable-functions";
@@ -26,11 +26,9 @@ import { MESSAGE_BYTES_SETTING, STATUS_QUEUE, STATUSES_PER_ORDER } from "./shape
 const STEP_QUEUES = orderWorkflowV1.steps.map((step) => agentRequestQueue(step.agent));
 /**
  * The status messages each dispatch (the admission's of the first step, then one activity per answer) sends,
- * STATUSES_PER_ORDER in all: one each, and one more from each of the last two.
+ * STATUSES_PER_ORDER in all: one each, and one more from the admission's (received and processing).
  */
-const STATUSES_BY_ACTIVITY = Array.from({ length: STEP_QUEUES.length + 1 }, (_, i) =>
-  i < STEP_QUEUES.length - 1 ? 1 : 2,
-);
+const STATUSES_BY_ACTIVITY = Array.from({ length: STEP_QUEUES.length + 1 }, (_, i) => (i === 0 ? 2 : 1));
 if (STATUSES_BY_ACTIVITY.reduce((a, b) => a + b, 0) !== STATUSES_PER_ORDER)
   throw new Error("the order shape's activities must send STATUSES_PER_ORDER status messages");
 /** A reply that never comes is not part of the shape: the timer only has to be there, and be cancelled. */

@@ -7,6 +7,6 @@ export const STATUS_QUEUE = "status-demo";
 export const MESSAGE_BYTES_SETTING = "SHAPE_MESSAGE_BYTES";
 /**
  * The status messages an order of the shape sends, as the real app's processed order does (received, processing,
- * one per step of the declared process, processed): all sent, it is through.
+ * one per step of the declared process but the last, processed): all sent, it is through.
  */
-export const STATUSES_PER_ORDER = orderWorkflowV1.steps.length + 3;
+export const STATUSES_PER_ORDER = orderWorkflowV1.steps.length + 2;

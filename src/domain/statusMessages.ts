@@ -16,9 +16,10 @@ export function statusMessagesFromHistory(record: StateRecord): StatusMessage[] 
     messages.push({ orderId: record.orderId, status, processState: entry.to, at: entry.at, detail });
   };
   let previous: HistoryEntry | undefined;
-  for (const entry of record.history) {
+  for (const [i, entry] of record.history.entries()) {
     const afterClaim = previous?.event === "claimed";
     previous = entry;
+    const next = record.history[i + 1];
     switch (entry.event) {
       case "submitted":
         send(entry, "received");
@@ -32,7 +33,9 @@ export function statusMessagesFromHistory(record: StateRecord): StatusMessage[] 
         }
         break;
       case "stepSucceeded":
-        send(entry, "stepSucceeded", entry.detail ?? null);
+        // The last step's success and "processed" are one write, and one message: "processed".
+        if (next?.event !== "processed" || next.at !== entry.at)
+          send(entry, "stepSucceeded", entry.detail ?? null);
         break;
       case "processed":
         send(entry, "processed");

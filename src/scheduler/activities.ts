@@ -297,9 +297,9 @@ export async function recordReply(
             )
           : succeeded;
       });
-      if (outcome.kind === "written") {
-        // In the state the success left the order in, as the audit trail has it: the same write may have gone on
-        // to Processed, which its own status message then announces.
+      if (outcome.kind === "written" && outcome.record.processState !== "Processed") {
+        // In the state the success left the order in, as the audit trail has it. When the same write went on to
+        // Processed, the two fall in one moment and "processed" alone says both.
         await deps.notifications.status(
           log,
           { ...outcome.record, processState: "Processing" },

@@ -168,11 +168,14 @@ export function compensationStoppedSteps(
 export const stepsSucceeded = (from = 0, workflow: DeclaredSteps = orderWorkflowV1): string[] =>
   Array<string>(workflow.steps.length - from).fill("stepSucceeded");
 
-/** The statuses the submitter of an order processed in one attempt hears, in order. */
+/**
+ * The statuses the submitter of an order processed in one attempt hears, in order: the last step's success and
+ * "processed" fall in one write, and are one message.
+ */
 export const processedStatuses = (workflow: DeclaredSteps = orderWorkflowV1): string[] => [
   "received",
   "processing",
-  ...stepsSucceeded(0, workflow),
+  ...stepsSucceeded(1, workflow),
   "processed",
 ];
 

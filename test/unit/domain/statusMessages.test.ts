@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import {
+  andThen,
   claim,
+  nextForwardMove,
   compensated,
   compensationStepDispatched,
   compensationStepDone,
@@ -104,6 +106,23 @@ describe("statusMessagesFromHistory", () => {
       ...succeeded(1),
     ]);
     expect(statusMessagesFromHistory(resumed)[3]!.detail).toBe(`attempt 2, ${workflow.steps[1]!.name}`);
+  });
+
+  it("says the last step's success and the end, written together, as one processed", () => {
+    // As recordReply writes it: the answer and the next move (here the end) in one transition, at one time.
+    const last = processingRecord(STEPS - 1, true);
+    const lockedBy = last.lockedBy!;
+    const record = ok(
+      andThen(
+        stepSucceeded(last, { now: at(30), lockedBy, stepIndex: STEPS - 1, result: {}, compensation: {} }),
+        (s) => nextForwardMove(s, { now: at(30), lockedBy, stepTimeoutSeconds: 30 }),
+      ),
+    );
+    expect(record.processState).toBe("Processed");
+    expect(statuses(record).slice(-2)).toEqual(["stepSucceeded", "processed"]);
+    expect(statusMessagesFromHistory(record).filter((m) => m.at === at(30).toISOString())).toEqual([
+      expect.objectContaining({ status: "processed" }),
+    ]);
   });
 
   it("says compensating, then compensated, for a permanent refusal after a completed step", () => {
