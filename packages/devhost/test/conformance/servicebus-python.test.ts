@@ -1,13 +1,18 @@
 /**
- * The Service Bus emulator against azure-servicebus for Python, as Debian bookworm ships it (7.8.2 on
- * uamqp 1.5.3): starts the emulator, runs servicebus-python/conformance.py, and requires every test to
- * pass. That client always uses TLS on port 5671 (it knows no UseDevelopmentEmulator), so the emulator
- * serves AMQPS here with a throwaway certificate the client trusts through connection_verify, on a
- * loopback address of its own (127.0.0.N), so that other runs on the machine keep their 5671. Skipped,
- * saying what is missing, where the Python modules or openssl are not installed.
+ * The Service Bus emulator against azure-servicebus for Python: starts the emulator, runs
+ * servicebus-python/conformance.py, and requires every test to pass, once per client (pythonRunner.ts):
+ * - Debian 12's 7.8.2 on uamqp 1.5.3. It knows no UseDevelopmentEmulator and always uses TLS on port
+ *   5671, so the emulator serves AMQPS for it with a throwaway certificate the client trusts through
+ *   connection_verify, on a loopback address of its own (127.0.0.N), so that other runs on the machine
+ *   keep their 5671.
+ * - Debian 13's 7.14 on its pure-Python AMQP stack, which is strict about what the broker sends (every
+ *   performative field by position, no AMQP defaults applied). It takes the emulator's own connection
+ *   string (UseDevelopmentEmulator=true, plain AMQP on a free port), as a developer would use it.
+ * Each run is skipped, saying what is missing, where its client (fetch-python-clients.sh fetches
+ * Debian 13's) or, for TLS, openssl is not installed.
  */
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ServiceBusEmulator, type QueueProperties } from "../../src/emulators/servicebus";
 import { queueConfig } from "../support/servicebus";
 import {
@@ -15,7 +20,7 @@ import {
   opensslVersion,
   type LoopbackCertificate,
 } from "../support/loopbackCertificate";
-import { findPythonServiceBus, runUnittest } from "./pythonRunner";
+import { findPythonServiceBusClients, runUnittest, type PythonServiceBus } from "./pythonRunner";
 
 /** One queue per test, read by the script from SERVICEBUS_QUEUE_<ROLE>. */
 const QUEUES: Record<string, QueueProperties> = {
@@ -41,13 +46,8 @@ const SCRIPT = join(import.meta.dirname, "servicebus-python", "conformance.py");
 const AMQPS_PORT = 5671;
 const RUN_TIMEOUT_MS = 180_000;
 
-const python = findPythonServiceBus();
+const clients = findPythonServiceBusClients();
 const openssl = opensslVersion();
-const missing = !python
-  ? "azure-servicebus and uamqp are not importable (Debian: apt-get install python3-azure python3-uamqp)"
-  : !openssl
-    ? "openssl is not on PATH (it makes the emulator's TLS certificate)"
-    : undefined;
 
 /** Starts the emulator over TLS on 127.0.0.N:5671, trying other N where 5671 is taken. */
 async function startOnLoopbackAddress(): Promise<{
@@ -75,39 +75,58 @@ async function startOnLoopbackAddress(): Promise<{
   throw new Error(`no loopback address with port ${AMQPS_PORT} free: ${String(lastError)}`);
 }
 
+/** An emulator for one run: over TLS for a client that needs it, else plain AMQP on a free port. */
+async function startFor(client: PythonServiceBus): Promise<{
+  emulator: ServiceBusEmulator;
+  certificate?: LoopbackCertificate;
+}> {
+  if (client.tls) return startOnLoopbackAddress();
+  const emulator = new ServiceBusEmulator({ port: 0, config: queueConfig(QUEUES) });
+  await emulator.start();
+  return { emulator };
+}
+
+/** Runs conformance.py with one client against an emulator of its own (the tests leave messages behind). */
+async function runSuite(client: PythonServiceBus): Promise<void> {
+  const { emulator, certificate } = await startFor(client);
+  try {
+    const env: Record<string, string> = {
+      ...client.env,
+      SERVICEBUS_CONNECTION_STRING: emulator.connectionString,
+      ...(certificate ? { SERVICEBUS_CA_FILE: certificate.certPath } : {}),
+    };
+    for (const role of Object.keys(QUEUES)) {
+      env[`SERVICEBUS_QUEUE_${role.toUpperCase().replace(/-/g, "_")}`] = role;
+    }
+    const result = await runUnittest(client.python, SCRIPT, env, RUN_TIMEOUT_MS);
+    const report = [...result.notPassed, "--- python output ---", result.output].join("\n");
+    expect(result.ran, report).toBeGreaterThan(0);
+    expect(result.notPassed, report).toEqual([]);
+    expect(result.verdict, report).toBe("OK");
+    expect(result.exitCode, report).toBe(0);
+    // The one vitest test stands for many: the log says how many Python tests it ran.
+    console.info(
+      `servicebus-python (${client.name}): ${result.ran} unittest tests passed (${client.versions})`,
+    );
+  } finally {
+    await emulator.stop();
+    certificate?.dispose();
+  }
+}
+
 describe("azure-servicebus for Python against the emulator", () => {
-  let started: { emulator: ServiceBusEmulator; certificate: LoopbackCertificate } | undefined;
-
-  beforeAll(async () => {
-    if (!missing) started = await startOnLoopbackAddress();
-  });
-  afterAll(async () => {
-    await started?.emulator.stop();
-    started?.certificate.dispose();
-  });
-
-  it.skipIf(missing !== undefined)(
-    `passes every test of servicebus-python/conformance.py (${python ? python.versions : `skipped: ${missing}`})`,
-    async () => {
-      const { emulator, certificate } = started!;
-      const env: Record<string, string> = {
-        SERVICEBUS_CONNECTION_STRING: emulator.connectionString,
-        SERVICEBUS_CA_FILE: certificate.certPath,
-      };
-      for (const role of Object.keys(QUEUES)) {
-        env[`SERVICEBUS_QUEUE_${role.toUpperCase().replace(/-/g, "_")}`] = role;
-      }
-      const result = await runUnittest(python!.python, SCRIPT, env, RUN_TIMEOUT_MS);
-      const report = [...result.notPassed, "--- python output ---", result.output].join("\n");
-      expect(result.ran, report).toBeGreaterThan(0);
-      expect(result.notPassed, report).toEqual([]);
-      expect(result.verdict, report).toBe("OK");
-      expect(result.exitCode, report).toBe(0);
-      // The one vitest test stands for many: the log says how many Python tests it ran.
-      console.info(`servicebus-python: ${result.ran} unittest tests passed (${python!.versions})`);
-    },
-    RUN_TIMEOUT_MS + 10_000,
-  );
+  for (const lookup of clients) {
+    const missing =
+      lookup.missing ??
+      (lookup.client?.tls && !openssl
+        ? "openssl is not on PATH (it makes the emulator's TLS certificate)"
+        : undefined);
+    const transport = lookup.client?.tls ? "AMQPS" : "plain AMQP, UseDevelopmentEmulator";
+    it.skipIf(missing !== undefined)(
+      `${lookup.release}'s client passes every test of servicebus-python/conformance.py (${lookup.client ? `${lookup.client.versions}; ${transport}` : `skipped: ${missing}`})`,
+      () => runSuite(lookup.client!),
+      RUN_TIMEOUT_MS + 15_000,
+    );
+    if (missing) console.warn(`servicebus-python.test.ts: ${lookup.release}'s client skipped, ${missing}`);
+  }
 });
-
-if (missing) console.warn(`servicebus-python.test.ts: skipped, ${missing}`);

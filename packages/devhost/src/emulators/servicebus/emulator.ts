@@ -29,6 +29,7 @@ import { LockLostError, MessageQueue, type QueueCounts, type ReceiveMode, type S
 import {
   forgetSettledDelivery,
   linkCredit,
+  localBegin,
   answerAttachWithoutTerminus,
   attachAnswered,
   localAttach,
@@ -108,6 +109,23 @@ const CLOSE_GRACE_MS = 100;
  * that answers MessageSizeExceeded. With it, every client splits large messages into frames.
  */
 const MAX_FRAME_SIZE_BYTES = 64 * 1024;
+/**
+ * The rest of the open as Service Bus sends it (Azure's open in a client's trace: channel-max 4999,
+ * idle-time-out 120000, no hostname, which only the connecting side names, part 2.7.1). Written out
+ * rather than left to AMQP's defaults (65535 channels, no idle time-out), which a strict client does not
+ * apply (writeEveryPerformativeField). The idle time-out also has clients send empty frames when they
+ * have nothing else to say (part 2.4.5); rhea closes a connection that stays silent for twice as long.
+ */
+const CHANNEL_MAX = 4999;
+const IDLE_TIME_OUT_MS = 120_000;
+/**
+ * The begin's handle-max: the highest link handle a client may use on a session. Service Bus's begin
+ * carries 255; AMQP's default is 2^32 - 1 (part 2.7.2). azure-servicebus 7.14 for Python does not apply
+ * that default: Session._get_next_output_handle (azure/servicebus/_pyamqp/session.py) compares its
+ * handle count with the begin's handle_max, and with None there every link fails before its attach.
+ * Not enforced: the clients open one link or two per session.
+ */
+const HANDLE_MAX = 255;
 
 /** A receiver link of a client, fed from a queue. */
 interface Consumer {
@@ -220,6 +238,8 @@ export class ServiceBusEmulator {
       host: this.host,
       port: this.requestedPort,
       max_frame_size: MAX_FRAME_SIZE_BYTES,
+      channel_max: CHANNEL_MAX,
+      idle_time_out: IDLE_TIME_OUT_MS,
       ...(this.tls ? { transport: "tls", key: this.tls.key, cert: this.tls.cert } : {}),
     });
     server.on("connection", (socket: Socket) => {
@@ -290,6 +310,10 @@ export class ServiceBusEmulator {
     };
     c.on("connection_close", dropConnection);
     c.on("disconnected", dropConnection);
+    // Before rhea answers the client's begin, on the next tick.
+    c.on("session_open", (ctx: EventContext) => {
+      localBegin(ctx.session as Session).handle_max = HANDLE_MAX;
+    });
     c.on("session_close", (ctx: EventContext) => {
       const session = ctx.session as Session;
       this.dropConsumers((consumer) => consumer.link.session === session);

@@ -42,6 +42,11 @@ export function localAttach(link: Sender | Receiver): AttachFields {
   return internals(link).local.attach;
 }
 
+/** The begin the emulator will answer a client's with (editable until rhea sends it on the next tick). */
+export function localBegin(session: Session): { handle_max?: number } {
+  return (session as unknown as { local: { begin: { handle_max?: number } } }).local.begin;
+}
+
 /**
  * Whether the emulator's attach for this link is on the wire. Until it is, the link must not transfer:
  * rhea writes a session's transfers before its links' attaches, so a client that grants credit with
@@ -123,20 +128,45 @@ export function receiveUndecoded(session: Session): void {
 /** A performative as rhea builds it: one of its composite types, the fields in `value` by position. */
 interface Performative {
   value: unknown[];
-  constructor: new (fields: unknown[]) => Performative;
+  constructor: (new (fields: unknown[]) => Performative) & { toString(): string };
 }
 interface ConnectionInternals {
   _write_frame(channel?: number, frame?: Performative, payload?: Buffer): void;
 }
-const fieldCounts = new WeakMap<object, number>();
+/** A performative's fields in order, and where AMQP gives one a default, its position and value. */
+interface PerformativeLayout {
+  count: number;
+  defaults: { index: number; name: string; value: number | boolean }[];
+  /** The position of an `error` field (detach, end, close), or -1. */
+  errorIndex: number;
+}
+const layouts = new WeakMap<object, PerformativeLayout>();
 const amqpNull = () => (types as unknown as { Null(): unknown }).Null();
+const NULL_TYPECODE = 0x40;
 const fullConnections = new WeakSet<object>();
 
 /**
- * Makes rhea write every field of each performative on this connection. rhea ends a field list at its
- * last set field (and writes an empty list as list0), as AMQP allows; the pure-Python AMQP stack of
- * azure-servicebus 7.9 and later reads performatives by position and fails on a short list. Service
- * Bus writes them in full.
+ * Each field's default as OASIS AMQP 1.0 part 2.7 defines it, by performative (rhea names a composite
+ * "<name>#<code>") and field (as rhea spells it). rhea leaves a field unset when it holds its default;
+ * a strict client does not apply the default to a null but reads the null itself.
+ */
+const SPEC_DEFAULTS: Record<string, Record<string, number | boolean>> = {
+  open: { max_frame_size: 4294967295, channel_max: 65535 }, // 2.7.1
+  begin: { handle_max: 4294967295 }, // 2.7.2
+  attach: { snd_settle_mode: 2, rcv_settle_mode: 0, incomplete_unsettled: false }, // 2.7.3 (mixed, first)
+  flow: { drain: false, echo: false }, // 2.7.4
+  transfer: { more: false, resume: false, aborted: false, batchable: false }, // 2.7.5
+  disposition: { settled: false, batchable: false }, // 2.7.6
+  detach: { closed: false }, // 2.7.7
+};
+
+/**
+ * Makes rhea write every field of each performative on this connection, a field it left unset as its
+ * AMQP default where the field has one, else as null. rhea ends a field list at its last set field (and
+ * writes an empty list as list0), and leaves out a field that holds its default, as AMQP allows; the
+ * pure-Python AMQP stack of azure-servicebus 7.9 and later reads performatives by position, fails on a
+ * short list, and takes a missing field for None (7.14's Session._get_next_output_handle compares its
+ * handle count with the begin's handle_max: None fails every link). Service Bus writes them in full.
  */
 export function writeEveryPerformativeField(connection: Connection): void {
   if (fullConnections.has(connection)) return;
@@ -146,14 +176,74 @@ export function writeEveryPerformativeField(connection: Connection): void {
   internals._write_frame = (channel, frame, payload) => write(channel, frame && padded(frame), payload);
 }
 
-function padded(frame: Performative): Performative {
+function layoutOf(frame: Performative): PerformativeLayout {
   const prototype = Object.getPrototypeOf(frame) as object;
-  let count = fieldCounts.get(prototype);
-  if (count === undefined) {
-    // rhea defines each field as an accessor on the composite's prototype.
-    count = Object.values(Object.getOwnPropertyDescriptors(prototype)).filter((field) => field.get).length;
-    fieldCounts.set(prototype, count);
+  let layout = layouts.get(prototype);
+  if (!layout) {
+    // rhea defines each field as an accessor on the composite's prototype, in the performative's order.
+    const names = Object.entries(Object.getOwnPropertyDescriptors(prototype))
+      .filter(([, field]) => field.get)
+      .map(([name]) => name);
+    const specDefaults = SPEC_DEFAULTS[frame.constructor.toString().split("#")[0] ?? ""] ?? {};
+    const defaults = Object.entries(specDefaults).map(([name, value]) => ({
+      index: names.indexOf(name),
+      name,
+      value,
+    }));
+    layout = {
+      count: names.length,
+      defaults: defaults.filter((field) => field.index >= 0),
+      errorIndex: names.indexOf("error"),
+    };
+    layouts.set(prototype, layout);
   }
-  if (frame.value.length >= count && !frame.value.includes(undefined)) return frame;
-  return new frame.constructor(Array.from({ length: count }, (_, i) => frame.value[i] ?? amqpNull()));
+  return layout;
+}
+
+/** Not set, or set to an AMQP null (rhea's setters turn undefined into one). */
+const isUnset = (field: unknown) =>
+  field === undefined ||
+  field === null ||
+  (field as { type?: { typecode?: number } }).type?.typecode === NULL_TYPECODE;
+
+function padded(frame: Performative): Performative {
+  const { count, defaults, errorIndex } = layoutOf(frame);
+  const complete =
+    frame.value.length >= count &&
+    !frame.value.includes(undefined) &&
+    defaults.every(({ index }) => !isUnset(frame.value[index])) &&
+    (errorIndex < 0 || fullError(frame.value[errorIndex]) === frame.value[errorIndex]);
+  if (complete) return frame;
+  // A copy: rhea keeps its own performatives (a link's attach, a session's begin) and reuses them.
+  const copy = new frame.constructor(Array.from({ length: count }, (_, i) => frame.value[i]));
+  const fields = copy as unknown as Record<string, unknown>;
+  for (const { index, name, value } of defaults) {
+    if (isUnset(copy.value[index])) fields[name] = value; // rhea's setter gives it the field's AMQP type
+  }
+  for (let i = 0; i < count; i++) copy.value[i] ??= amqpNull();
+  if (errorIndex >= 0) copy.value[errorIndex] = fullError(copy.value[errorIndex]);
+  return copy;
+}
+
+/** An AMQP error as rhea builds it: a described list (descriptor 0x1d) of the fields it was given. */
+interface ErrorList {
+  descriptor?: { value?: unknown };
+  value?: unknown[];
+}
+const ERROR_DESCRIPTOR = 0x1d;
+const ERROR_FIELD_COUNT = 3; // condition, description, info (part 2.8.14)
+
+/**
+ * The error with all three of its fields, description and info null where unset. rhea writes only the
+ * fields given, and an error is mostly a condition and a description; 7.14 for Python reads info by
+ * position (frame[0][2] in Connection._incoming_close, error_info[0][2] in the sender's and the
+ * management link's rejected outcome) and fails on a shorter list. Anything else is returned as it is.
+ */
+function fullError<T>(error: T): T {
+  const list = error as ErrorList | undefined;
+  if (list?.descriptor?.value !== ERROR_DESCRIPTOR || !Array.isArray(list.value)) return error;
+  if (list.value.length >= ERROR_FIELD_COUNT) return error;
+  const copy = Object.assign(Object.create(Object.getPrototypeOf(list) as object) as ErrorList, list);
+  copy.value = Array.from({ length: ERROR_FIELD_COUNT }, (_, i) => list.value?.[i] ?? amqpNull());
+  return copy as T;
 }

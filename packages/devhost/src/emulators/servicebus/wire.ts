@@ -161,5 +161,7 @@ export function typedPropertiesOf(kind: OutcomeKind, state: unknown): Record<str
 
 /** A settled `rejected` carrying an error: how a broker refuses a disposition (e.g. the lock was lost). */
 export function rejectedWith(error: AmqpErrorFields): unknown {
-  return outcomes.rejected({ error }).described();
+  // All three of the error's fields: azure-servicebus 7.14 for Python reads info by position
+  // (error_info[0][2] in _pyamqp/client.py's _on_send_complete) and fails on a shorter list.
+  return outcomes.rejected({ error: { info: null, ...error } }).described();
 }

@@ -91,6 +91,53 @@ public class BrokerFeatureTests : ConformanceTest
         Assert.Equal(new[] { "first", "other" }, bodies);
     }
 
+    /// <summary>
+    /// Three sends of one MessageId leave one message, however the client puts them on the wire: one transfer
+    /// each, or one batched transfer (format 0x80013700, a data section per message) for the list and the
+    /// batch, where the duplicates arrive together.
+    /// </summary>
+    [Theory]
+    [InlineData("one-by-one")]
+    [InlineData("list")]
+    [InlineData("batch")]
+    public async Task Duplicate_detection_keeps_one_of_three_sends_of_a_MessageId(string how)
+    {
+        var queue = Conformance.Queue("duplicates-" + how); // RequiresDuplicateDetection
+        var id = $"dup3-{how}";
+        var messages = new[] { "one", "two", "three" }.Select(body => new ServiceBusMessage(body) { MessageId = id }).ToList();
+        await using var sender = Client.CreateSender(queue);
+        switch (how)
+        {
+            case "one-by-one":
+                foreach (var message in messages) await sender.SendMessageAsync(message);
+                break;
+            case "list":
+                await sender.SendMessagesAsync(messages);
+                break;
+            default:
+                using (var batch = await sender.CreateMessageBatchAsync())
+                {
+                    foreach (var message in messages) Assert.True(batch.TryAddMessage(message), "the batch took the message");
+                    await sender.SendMessagesAsync(batch);
+                }
+                break;
+        }
+
+        await using var receiver = Client.CreateReceiver(queue, new ServiceBusReceiverOptions
+        {
+            ReceiveMode = ServiceBusReceiveMode.ReceiveAndDelete,
+        });
+        var received = new List<ServiceBusReceivedMessage>();
+        for (var message = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(2));
+             message is not null;
+             message = await receiver.ReceiveMessageAsync(TimeSpan.FromMilliseconds(500)))
+        {
+            received.Add(message);
+        }
+        var kept = Assert.Single(received);
+        Assert.Equal((id, "one"), (kept.MessageId, kept.Body.ToString()));
+    }
+
     [Fact]
     public async Task Peek_browses_in_order_from_a_sequence_number_without_locking()
     {

@@ -159,6 +159,60 @@ describe("performatives", () => {
     }
   });
 
+  it("carry a value where AMQP has a default, which the pure-Python stack (azure-servicebus 7.14) does not apply", async () => {
+    const connection = await open({ username: "RootManageSharedAccessKey", password: "SAS_KEY_VALUE" });
+    try {
+      const receiver = connection.open_receiver("wire");
+      const sender = connection.open_sender("wire");
+      await Promise.all([
+        new Promise((resolve) => receiver.once("receiver_open", resolve)),
+        new Promise((resolve) => sender.once("sendable", resolve)),
+      ]);
+      type Fields = Record<string, unknown>;
+      const remote = (endpoint: unknown) => (endpoint as { remote: Record<string, Fields> }).remote;
+      // rhea's performatives read their fields through accessors on the prototype: toMatchObject sees none.
+      const expectFields = (performative: Fields | undefined, expected: Fields) =>
+        expect(Object.fromEntries(Object.keys(expected).map((name) => [name, performative?.[name]]))).toEqual(
+          expected,
+        );
+      // Service Bus's open: channel-max 4999, idle-time-out 120 s.
+      expectFields(remote(connection).open, {
+        container_id: "servicebus-emulator",
+        max_frame_size: 64 * 1024,
+        channel_max: 4999,
+        idle_time_out: 120_000,
+      });
+      // 7.14's Session._get_next_output_handle compares with handle_max: None failed every link.
+      expectFields(remote(receiver.session).begin, { handle_max: 255, remote_channel: expect.any(Number) });
+      // The attach answering the client's receiver (the emulator sends) and its sender (the emulator receives).
+      const settleModes = {
+        snd_settle_mode: expect.any(Number),
+        rcv_settle_mode: 0,
+        incomplete_unsettled: false,
+      };
+      expectFields(remote(receiver).attach, {
+        ...settleModes,
+        initial_delivery_count: 0,
+        max_message_size: 256 * 1024,
+      });
+      expectFields(remote(sender).attach, { ...settleModes, max_message_size: 256 * 1024 });
+
+      // An error carries condition, description and info (null): 7.14 reads info by position.
+      const errorFields = (error: unknown) => (error as { value: unknown[] }).value.length;
+      const rejected = new Promise<Fields>((resolve) =>
+        sender.once("rejected", (ctx: EventContext) => resolve(ctx.delivery!.remote_state as Fields)),
+      );
+      sender.send({ body: Buffer.alloc(300 * 1024) }); // over the Standard tier's 256 KiB
+      const outcome = (await rejected) as { value: unknown[] };
+      expect(errorFields(outcome.value[0])).toBe(3);
+      const refused = connection.open_sender("no-such-queue");
+      await attachError(refused);
+      expect(errorFields((remote(refused).detach as { value: unknown[] }).value[2])).toBe(3);
+    } finally {
+      connection.close();
+    }
+  });
+
   it("advertise a 64 KiB max-frame-size, so that uamqp (Python) splits a large message into frames", async () => {
     const connection = await open({ username: "RootManageSharedAccessKey", password: "SAS_KEY_VALUE" });
     try {
