@@ -8,7 +8,7 @@ import {
   statusMessageSchema,
 } from "../domain";
 import { bulkActionBody, bulkAnswerSchema } from "./bulk";
-import { orchestrationStatusSchema } from "./orchestration";
+import { orchestrationStatusSchema } from "./orchestrationStatus";
 import {
   operatorActionAcceptedSchema,
   operatorActionBody,

@@ -11,7 +11,7 @@ import {
   orderStatusRequest,
   submitOrderRequest,
 } from "../api/orders";
-import { orchestrationStatusRequest } from "../api/orchestration";
+import { orchestrationStatusRequest } from "../api/orchestrationStatus";
 import type { Principal, Role } from "../api/principal";
 import { healthRequest, statsRequest } from "../api/stats";
 import { timingsRequest } from "../api/timings";

@@ -184,8 +184,7 @@ export async function dispatchNext(
   );
   // An attempt's first dispatch tells the submitter that work (or undo) has started, whichever step it resumes at.
   // A compensation that began inside a forward attempt was already announced by recordReply. Found already
-  // written, it is the starter's dispatch, whose send failed (the starter announces only what it sent), or this
-  // activity run again: a submitter may then see "processing" twice, never not at all.
+  // written, it is this activity run again: a submitter may then see "processing" twice, never not at all.
   if (outcome.record.history.at(-2)?.event === "claimed")
     await announceAttempt(deps, log, outcome.record, stepIndex);
   return { kind: "dispatched", stepIndex, direction, completeBy };

@@ -15,9 +15,9 @@ export interface SchedulerInput {
   /** The attempt's trace context (the starter's span), handed to every activity as data; absent: none. */
   traceparent?: string;
   /**
-   * The first move, when the starter recorded it with the claim and sent its request: the orchestration waits for
-   * its answer at once. Absent (an attempt an earlier build started, or a send that failed): the first move is
-   * dispatched by the activity, which finds a recorded dispatch and sends it again under the same MessageId.
+   * The first move, when the starter recorded it with the claim (it sends the request once this instance exists):
+   * the orchestration waits for its answer at once. Absent (an attempt an earlier build started, or a claim of a
+   * workflow version this build lacks): the first move is the activity's.
    */
   dispatched?: { stepIndex: number; direction: StepKind; completeBy: string };
 }

@@ -129,10 +129,12 @@ export async function claimAndStart(
             attributes: { "sas.order_id": record.orderId, "sas.instance_id": instanceId },
           },
           async (span) => {
+            const first = claimed.dispatched ? firstMove(claimed.record) : undefined;
+            // The orchestration exists before its request goes out: an answer raised to an instance that does not
+            // exist yet would be refused, and the attempt would wait for its deadline.
+            await start(instanceId, record.orderId, traceparentOf(span), first);
             // Under this span too: the first request is the attempt's first hop.
-            const dispatched =
-              claimed.dispatched && (await sendFirstMove(deps, spanLogger(log, span), claimed.record));
-            await start(instanceId, record.orderId, traceparentOf(span), dispatched || undefined);
+            if (first) await sendFirstMove(deps, spanLogger(log, span), claimed.record, first);
           },
         );
         report.started++;
@@ -180,29 +182,35 @@ async function claimOne(
   };
 }
 
+/** The move a claim's write dispatched, as the orchestration waits for it. */
+function firstMove(written: StateRecord): NonNullable<SchedulerInput["dispatched"]> {
+  const forward = written.processState === "Processing";
+  return {
+    stepIndex: forward ? nextStepIndex(written) : nextUndoIndex(written),
+    direction: forward ? "do" : "undo",
+    completeBy: written.completeBy!,
+  };
+}
+
 /**
- * Sends the request the claim recorded and tells the submitter the attempt started; the move, for the orchestration
- * to wait on. False when the send failed: the orchestration's first activity then finds the dispatch recorded and
- * sends it again, under the same MessageId.
+ * Sends the request the claim recorded and tells the submitter the attempt started. A send that fails leaves the
+ * step unanswered: its deadline passes and the Supervisor decides, as for a request lost on the way.
  */
 async function sendFirstMove(
   deps: Pick<Dependencies, "workflows" | "orders" | "messaging" | "notifications">,
   log: Logger,
   written: StateRecord,
-): Promise<SchedulerInput["dispatched"] | false> {
+  move: NonNullable<SchedulerInput["dispatched"]>,
+): Promise<void> {
   const workflow = deps.workflows.get(written.workflow)!;
-  const forward = written.processState === "Processing";
-  const stepIndex = forward ? nextStepIndex(written) : nextUndoIndex(written);
-  const direction = forward ? "do" : "undo";
   try {
-    const request = await sendDispatchedRequest(deps, log, written, workflow, stepIndex, direction);
-    await announceAttempt(deps, log, written, stepIndex);
-    return { stepIndex, direction, completeBy: request.completeBy };
+    await sendDispatchedRequest(deps, log, written, workflow, move.stepIndex, move.direction);
+    await announceAttempt(deps, log, written, move.stepIndex);
   } catch (error) {
     log.warn(
-      `starter: ${written.lockedBy} claimed, its first request not sent (${String(error)}); its attempt sends it`,
+      `starter: ${written.lockedBy} claimed and started, its first request not sent (${String(error)}); ` +
+        `the Supervisor decides at its deadline, ${move.completeBy}`,
     );
-    return false;
   }
 }
 

@@ -11,7 +11,7 @@ import path from "node:path";
 import type { CosmosEmulatorConfig } from "./emulators/cosmos/config";
 import type { ServedResponse } from "./emulators/cosmos/gateway";
 import type { EmulatorConfigFile } from "./emulators/servicebus/config";
-import type { EmulatorClock } from "./emulators/servicebus/timer";
+import type { EmulatorClock } from "./emulators/servicebus/wallClockTimer";
 import { DEFAULT_SERVICE_BUS_PORT } from "./emulators/ports";
 import { parseConnectionString } from "./settings";
 

@@ -19,7 +19,7 @@ import { durableApiMessage } from "./startup/durableApi";
 import { connectEmulators } from "./startup/emulators";
 import { serveHttp } from "./startup/httpServer";
 import { createRuntime, type HostRuntime } from "./startup/runtime";
-import { applyAppSettings } from "./startup/settings";
+import { applyAppSettings } from "./startup/appSettings";
 import { ShutdownSteps } from "./startup/shutdown";
 import { DURABLE_KEY_NAME, loadSystemKey } from "./startup/systemKeys";
 import { setUpTriggers, type FunctionSummary, type Triggers } from "./startup/triggers";

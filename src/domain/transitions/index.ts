@@ -3,7 +3,7 @@ export * from "./submission";
 export * from "./claim";
 export * from "./steps";
 export * from "./compensation";
-export * from "./supervisor";
+export * from "./expiry";
 export * from "./operator";
 export * from "./alerts";
 export * from "./outage";

@@ -65,7 +65,7 @@ describe("timing formulas", () => {
     ]);
     expect(backoffSeconds(10, 30)).toBe(MAX_BACKOFF_SECONDS);
     expect(MAX_BACKOFF_SECONDS).toBe(3600);
-    // The Supervisor's decision (expire) waits these very back-offs: transitions/supervisor.test.ts sees 10, 20, 40 s.
+    // The Supervisor's decision (expire) waits these very back-offs: transitions/expiry.test.ts sees 10, 20, 40 s.
   });
 
   it("give up on a step that never answers after every retry's wait, its last deadline and one sweep", () => {

@@ -7,7 +7,7 @@ import {
   type EmulatorAddresses,
   type StartEmulators,
 } from "../emulatorPlan";
-import type { EmulatorClock } from "../emulators/servicebus/timer";
+import type { EmulatorClock } from "../emulators/servicebus/wallClockTimer";
 import type { HostLogger } from "../logger";
 import { applySettingsToEnv } from "../settings";
 import type { ShutdownSteps } from "./shutdown";

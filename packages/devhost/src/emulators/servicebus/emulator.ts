@@ -43,7 +43,7 @@ import { grantsNamespace, offerServiceBusMechanisms } from "./sasl";
 import { answerPutToken } from "./cbs";
 import { EncodedMessage, MessageDecodeError } from "./encodedMessage";
 import { covers, entityPathOf } from "./sas";
-import type { EmulatorClock } from "./timer";
+import type { EmulatorClock } from "./wallClockTimer";
 import { reportsBusy } from "../../timeSkipping";
 import {
   decodeTransfer,

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { QueueSettings } from "./config";
 import type { EncodedMessage } from "./encodedMessage";
-import { deadlineAt, type Deadline, type EmulatorClock } from "./timer";
+import { deadlineAt, type Deadline, type EmulatorClock } from "./wallClockTimer";
 
 export type MessageState = "active" | "scheduled" | "deferred";
 export type ReceiveMode = "peekLock" | "receiveAndDelete";
