@@ -113,7 +113,9 @@ export function stepLatencyBudget(s: LatencyBudgetSettings): LatencyBudget {
 
 /**
  * From the starter's claim (completeBy = now + CLAIM_TIMEOUT_SECONDS) to the first dispatch, which sets the step's
- * own deadline: what must fit inside CLAIM_TIMEOUT_SECONDS.
+ * own deadline: what must fit inside CLAIM_TIMEOUT_SECONDS. Only a claim written alone waits for the dispatch
+ * activity (a workflow version this build lacks, or nothing left to undo); a claim that dispatches the first step
+ * itself starts that step's deadline at once, and the orchestration's start then falls inside STEP_TIMEOUT_SECONDS.
  */
 export function claimLatencyBudget(s: LatencyBudgetSettings): LatencyBudget {
   return budgetOf([
