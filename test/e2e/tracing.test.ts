@@ -154,11 +154,7 @@ it("keeps a recovered order in one trace: the failed calls, the Supervisor's dec
       },
       { timeout: 10_000, interval: 100 },
     )
-    .toEqual([
-      "send payment-requests",
-      "activity schedulerRecordReply",
-      "activity schedulerRecordReply",
-    ]);
+    .toEqual(["send payment-requests", "activity schedulerRecordReply", "activity schedulerRecordReply"]);
   const recovered = trace!;
   expectConnected(recovered);
   const attempts = recovered.spans.filter((s) => s.name === "start attempt");
