@@ -7,11 +7,11 @@
  *
  * Per order, as the real app's order profile shows it: the front door's POST (one send to `orders`), the
  * admission's execution on `orders` (the first step's request, sent with the claim, and one durable start), an
- * orchestration of one activity per step and one reply per step, each raced against a durable timer that is then
- * cancelled, one request per step to its service's agent (one agent per service, one reply per request), one reply
- * delivery per step (one raised event each), and STATUSES_PER_ORDER status messages that nobody receives. The
- * steps and their services are the declared process's (src/domain/process.ts): in the sample, three activities,
- * three agents and five statuses.
+ * orchestration that waits for one answer per step, each raced against a durable timer that is then cancelled,
+ * one request per step to its service's agent (one agent per service, one reply per request), one reply delivery
+ * per step that sends the next step's request (or the end's status) and raises one event, and STATUSES_PER_ORDER
+ * status messages that nobody receives. The steps and their services are the declared process's
+ * (src/domain/process.ts): in the sample, three agents and five statuses, and no activity.
  */
 import { app, type HttpRequest, type HttpResponseInit, type InvocationContext } from "@azure/functions";
 import * as df from "durable-functions";
@@ -25,12 +25,12 @@ import { MESSAGE_BYTES_SETTING, STATUS_QUEUE, STATUSES_PER_ORDER } from "./shape
 /** Each step's request queue: its service's agent's, as the real app sends it. */
 const STEP_QUEUES = orderWorkflowV1.steps.map((step) => agentRequestQueue(step.agent));
 /**
- * The status messages each dispatch (the admission's of the first step, then one activity per answer) sends,
- * STATUSES_PER_ORDER in all: one each, and one more from the admission's (received and processing).
+ * The status messages each dispatch (the admission's of the first step, then one per answer, in the reply path)
+ * sends, STATUSES_PER_ORDER in all: one each, and one more from the admission's (received and processing).
  */
-const STATUSES_BY_ACTIVITY = Array.from({ length: STEP_QUEUES.length + 1 }, (_, i) => (i === 0 ? 2 : 1));
-if (STATUSES_BY_ACTIVITY.reduce((a, b) => a + b, 0) !== STATUSES_PER_ORDER)
-  throw new Error("the order shape's activities must send STATUSES_PER_ORDER status messages");
+const STATUSES_BY_DISPATCH = Array.from({ length: STEP_QUEUES.length + 1 }, (_, i) => (i === 0 ? 2 : 1));
+if (STATUSES_BY_DISPATCH.reduce((a, b) => a + b, 0) !== STATUSES_PER_ORDER)
+  throw new Error("the order shape's dispatches must send STATUSES_PER_ORDER status messages");
 /** A reply that never comes is not part of the shape: the timer only has to be there, and be cancelled. */
 const STEP_TIMEOUT_MS = 10 * 60_000;
 
@@ -92,7 +92,6 @@ app.serviceBusQueue("shapeAdmit", {
 });
 
 df.app.orchestration("shapeOrchestration", function* (context: OrchestrationContext) {
-  const hop = context.df.getInput<Hop>();
   for (let step = 0; step < STEP_QUEUES.length; step++) {
     context.df.setCustomStatus({ stepIndex: step });
     const reply = context.df.waitForExternalEvent(`reply-${step}`);
@@ -101,20 +100,17 @@ df.app.orchestration("shapeOrchestration", function* (context: OrchestrationCont
     );
     yield context.df.Task.any([reply, deadline]);
     deadline.cancel();
-    yield context.df.callActivity("shapeDispatch", { ...hop, step: step + 1 });
   }
   return "finished";
 });
 
 /** A dispatch of step `hop.step` (past the last: the end), with the status messages it sends. */
 async function dispatch(hop: Hop): Promise<void> {
-  const statuses = STATUSES_BY_ACTIVITY[hop.step] ?? 0;
+  const statuses = STATUSES_BY_DISPATCH[hop.step] ?? 0;
   for (let i = 0; i < statuses; i++) await send(STATUS_QUEUE, { ...hop, kind: `status-${i}` });
   const queue = STEP_QUEUES[hop.step];
   if (queue) await send(queue, { ...hop, kind: "request" });
 }
-
-df.app.activity("shapeDispatch", { handler: dispatch });
 
 // One agent per service, as in the real app: it answers each request with a reply for the request's step.
 [...new Set(STEP_QUEUES)].forEach((queueName, agent) => {
@@ -133,6 +129,7 @@ app.serviceBusQueue("shapeReplies", {
   extraInputs: [df.input.durableClient()],
   handler: async (message: unknown, context: InvocationContext) => {
     const hop = message as Hop;
+    await dispatch({ ...hop, step: hop.step + 1 });
     await df.getClient(context).raiseEvent(hop.instanceId, `reply-${hop.step}`, hop);
   },
 });

@@ -55,8 +55,9 @@ export function idempotencyKeyFor(orderId: string, step: string, kind: StepKind)
 }
 
 /**
- * MessageId of the deadline notice of one step of one attempt: the activity that sends it may run twice, and the
- * `deadlines` queue's duplicate detection keeps one.
+ * MessageId of the deadline notice of one step of one attempt: whatever sends it (the deadline activity, or the
+ * reply router recording a transient failure) may run twice, and the `deadlines` queue's duplicate detection keeps
+ * one.
  */
 export function deadlineMessageId(instanceId: string, stepIndex: number, kind: StepKind): string {
   return `deadline:${instanceId}:${stepIndex}:${kind}`;

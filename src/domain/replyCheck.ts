@@ -102,3 +102,30 @@ export function checkReply(record: StateRecord | undefined, reply: AgentReply): 
   }
   return { verdict: "current" };
 }
+
+/**
+ * Whether the record holds a decisive answer (a success or a permanent failure) to the request `address` names,
+ * recorded while its attempt held the order: the attempt has moved past that request. The reply path records an
+ * answer before it tells the orchestration, so a step's timer can fire after its answer was recorded; the attempt
+ * then goes on from the record instead of reporting a deadline that was met.
+ */
+export function answerRecorded(record: StateRecord, address: RequestAddress): boolean {
+  const step = record.steps[address.stepIndex];
+  if (!step) return false;
+  const attempt = parseInstanceId(address.instanceId)?.attempt ?? 0;
+  const forward = address.kind === "do";
+  const status = forward ? step.status : step.undo?.status;
+  const dispatchedIn = forward ? step.dispatchedInAttempt : step.undo?.dispatchedInAttempt;
+  return dispatchedIn === attempt && (status === "Succeeded" || status === "Failed");
+}
+
+/**
+ * Whether a current answer came after the step's deadline: the record still awaits it (the attempt's completeBy is
+ * the step's) and completeBy has passed. The step's durable timer has fired, or is about to, and the Supervisor
+ * decides on the attempt, so the answer is not recorded (a late answer counts as none, as when the timer wins).
+ */
+export function answeredLate(record: StateRecord, address: RequestAddress, now: Date): boolean {
+  return (
+    !answerRecorded(record, address) && record.completeBy !== null && record.completeBy <= now.toISOString()
+  );
+}

@@ -1,8 +1,10 @@
 import { app, type InvocationContext } from "@azure/functions";
 import * as df from "durable-functions";
 import { dependencies } from "../app/dependencies";
+import { freesPlace } from "../scheduler/activities";
 import { attemptClient } from "../scheduler/durableClient";
 import { routeReply } from "../scheduler/replyRouter";
+import { handOver } from "./handOver";
 import { isFirstDelivery, setAsideRejected } from "./rejectedMessage";
 import { rescheduleOnInfraFault } from "./rescheduled";
 import { tracedMessage } from "./traced";
@@ -25,5 +27,9 @@ async function handleReply(message: unknown, context: InvocationContext): Promis
     });
     return;
   }
-  if (outcome.kind !== "delivered") context.log(`agentReplies: ${outcome.kind}: ${outcome.reason}`);
+  if (outcome.kind === "recorded") {
+    if (freesPlace(outcome.next)) await handOver(context);
+    return;
+  }
+  context.log(`agentReplies: ${outcome.kind}: ${outcome.reason}`);
 }

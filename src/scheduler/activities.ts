@@ -8,6 +8,8 @@ import type { Dependencies } from "../app/dependencies";
 import {
   agentReplySchema,
   agentRequestQueue,
+  answerRecorded,
+  isTerminal,
   dispatchedRequest,
   checkReply,
   compensated,
@@ -87,11 +89,28 @@ export type AfterReply =
     };
 
 /**
+ * The event the reply path raises on the attempt's orchestration once it has recorded an answer
+ * (src/scheduler/replyRouter.ts): the move the answer led to, which the orchestration takes without an activity.
+ * Events raised by builds that raised the agent's reply itself carry an AgentReply instead, which the orchestration
+ * still records through `schedulerRecordReply`.
+ */
+export interface RecordedAnswer {
+  /** The request answered: for the reader of a durable history. */
+  requestId: string;
+  recorded: AfterReply;
+}
+
+export function isRecordedAnswer(event: unknown): event is RecordedAnswer {
+  const recorded = (event as { recorded?: { kind?: unknown } } | null)?.recorded;
+  return typeof recorded === "object" && recorded !== null && typeof recorded.kind === "string";
+}
+
+/**
  * Whether an activity's outcome frees the attempt's place under MAX_IN_FLIGHT: the order finished (Processed,
  * Compensated, CompensationFailed) or was parked. The app then runs a claim round at once, so that the place goes
  * to the next due order now rather than at the next starter tick (work-conserving admission).
  */
-export function freesPlace(outcome: DispatchOutcome | AfterReply): boolean {
+export function freesPlace(outcome: AfterReply | AfterDeadline): boolean {
   return outcome.kind === "finished" || (outcome.kind === "stop" && outcome.released === true);
 }
 
@@ -436,17 +455,34 @@ export interface DeadlineInput extends AttemptInput {
 }
 
 /**
- * The step's durable timer won the race: no answer came by completeBy. Hands the attempt to the Supervisor
- * through its recovery queue, which decides on that record alone (src/supervisor/deadline.ts); the Scheduler
- * itself never counts its own failures. A repeat of this activity sends the same MessageId, which the queue's
- * duplicate detection drops.
+ * What the orchestration does after a step's timer won: the deadline was reported to the Supervisor, or the answer
+ * had been recorded all the same (by the reply path, just before the timer fired), and the attempt goes on with
+ * the move that answer led to. Builds before answers were recorded in the reply path returned nothing.
+ */
+export type AfterDeadline = DispatchOutcome | { kind: "reported" };
+
+/**
+ * The step's durable timer won the race: no answer reached the orchestration by completeBy. When the record shows
+ * the answer recorded under this attempt after all (the reply path records it before it raises the event, so the
+ * two can cross), the attempt goes on from the record: the next move, which the reply path has dispatched already
+ * (dispatching it again is a no-op that re-sends the same MessageId), or the end. Otherwise it hands the attempt to
+ * the Supervisor through its recovery queue, which decides on that record alone (src/supervisor/deadline.ts); the
+ * Scheduler itself never counts its own failures. A repeat of this activity sends the same MessageId, which the
+ * queue's duplicate detection drops.
  */
 export async function reportDeadline(
-  deps: Pick<Dependencies, "messaging">,
+  deps: SchedulerDependencies,
   log: Logger,
   input: DeadlineInput,
-): Promise<void> {
+): Promise<AfterDeadline> {
+  const record = await deps.states.get(input.orderId);
+  const address = { instanceId: input.lockedBy, stepIndex: input.stepIndex, kind: input.direction };
+  if (record && answerRecorded(record, address)) {
+    if (isTerminal(record.processState)) return { kind: "finished", processState: record.processState };
+    if (record.lockedBy === input.lockedBy) return dispatchNext(deps, log, input, record);
+  }
   await sendDeadlineNotice(deps, log, input);
+  return { kind: "reported" };
 }
 
 async function sendDeadlineNotice(

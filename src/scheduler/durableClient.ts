@@ -1,5 +1,6 @@
 import type { DurableClient } from "durable-functions";
 import { parseInstanceId, quoteValue, replyEventName, type AgentReply } from "../domain";
+import type { AfterReply, RecordedAnswer } from "./activities";
 import { SCHEDULER_ORCHESTRATION, type SchedulerInput } from "./orchestration";
 import type { StartAttempt } from "./starter";
 
@@ -25,7 +26,8 @@ export interface AttemptClient {
     traceparent?: string | null,
     dispatched?: SchedulerInput["dispatched"],
   ): Promise<void>;
-  deliverReply(reply: AgentReply): Promise<void>;
+  /** Raises on the attempt the move an answer it waits for led to, once the reply path has recorded it. */
+  deliverRecorded(reply: AgentReply, recorded: AfterReply): Promise<void>;
   getStatus: DurableClient["getStatus"];
 }
 
@@ -39,11 +41,12 @@ export function attemptClient(client: DurableClient): AttemptClient {
       };
       await client.startNew(SCHEDULER_ORCHESTRATION, { instanceId: attemptId(instanceId), input });
     },
-    async deliverReply(reply) {
+    async deliverRecorded(reply, recorded) {
+      const event: RecordedAnswer = { requestId: reply.requestId, recorded };
       await client.raiseEvent(
         attemptId(reply.instanceId),
         replyEventName(reply.stepIndex, reply.kind),
-        reply,
+        event,
       );
     },
     getStatus: (instanceId, options) => client.getStatus(attemptId(instanceId), options),

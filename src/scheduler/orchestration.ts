@@ -5,7 +5,12 @@
  */
 import type { OrchestrationContext, OrchestrationHandler } from "durable-functions";
 import { MAX_ORCHESTRATION_TURNS, replyEventName, type StepKind } from "../domain";
-import type { AttemptInput, DispatchOutcome, SchedulerActivities } from "./activities";
+import {
+  isRecordedAnswer,
+  type AttemptInput,
+  type DispatchOutcome,
+  type SchedulerActivities,
+} from "./activities";
 import { activityProxy } from "./activityProxy";
 
 export const SCHEDULER_ORCHESTRATION = "scheduler";
@@ -29,11 +34,12 @@ export interface SchedulerResult {
 }
 
 /**
- * One attempt (instance id `${orderId}:${attempt}` = the record's lockedBy). Per step it records the dispatch,
- * sends the request (the first step with the claim, by the starter, each later one in the activity that records the
- * answer before it), and races the agent's reply against a durable timer at the step's completeBy, cancelling the
- * loser. A timeout ends the attempt: it reports the deadline to the Supervisor's recovery queue, and the
- * Supervisor, which owns the failure count, decides on the record.
+ * One attempt (instance id `${orderId}:${attempt}` = the record's lockedBy). Per step it races the step's answer
+ * against a durable timer at the step's completeBy, cancelling the loser. The dispatches are made before the
+ * waits: the first step's by the starter with the claim, each later one by the reply router, which records an
+ * answer and the next move in one write and raises that move as the step's event (replyRouter.ts). A timeout ends
+ * the attempt: it reports the deadline to the Supervisor's recovery queue, and the Supervisor, which owns the
+ * failure count, decides on the record; unless the record shows the answer recorded as the timer fired.
  */
 export const schedulerOrchestration: OrchestrationHandler = function* (context: OrchestrationContext) {
   const activities = activityProxy<SchedulerActivities>(context);
@@ -45,8 +51,8 @@ export const schedulerOrchestration: OrchestrationHandler = function* (context: 
     ...(traceparent ? { traceparent } : {}),
   };
   // Each turn waits for one step's answer (forward or undo); registration refuses a workflow that could need more.
-  // Recording an answer dispatches the next move in the same activity; an answer recorded by an earlier build
-  // says "continue", and the next move is then dispatched by its own activity, as that build did.
+  // Recording an answer dispatches the next move in the same write; an answer recorded by an earlier build's
+  // activity says "continue", and the next move is then dispatched by its own activity, as that build did.
   let next: DispatchOutcome = dispatched
     ? { kind: "dispatched", ...dispatched }
     : yield* activities.schedulerDispatchNext(attempt);
@@ -56,25 +62,32 @@ export const schedulerOrchestration: OrchestrationHandler = function* (context: 
     if (next.kind === "finished")
       return { outcome: "finished", processState: next.processState } satisfies SchedulerResult;
 
+    const awaited = next;
     context.df.setCustomStatus({
-      stepIndex: next.stepIndex,
-      direction: next.direction,
-      completeBy: next.completeBy,
+      stepIndex: awaited.stepIndex,
+      direction: awaited.direction,
+      completeBy: awaited.completeBy,
     });
-    const reply = context.df.waitForExternalEvent(replyEventName(next.stepIndex, next.direction));
-    const deadline = context.df.createTimer(new Date(next.completeBy));
+    const reply = context.df.waitForExternalEvent(replyEventName(awaited.stepIndex, awaited.direction));
+    const deadline = context.df.createTimer(new Date(awaited.completeBy));
     const winner = yield context.df.Task.any([reply, deadline]);
     if (winner !== reply) {
       // No answer by the deadline: the Supervisor decides on this attempt now, from its recovery queue. Should
       // the notice not go out, its periodic sweep finds the record all the same.
       let reported = "reported to the Supervisor";
       try {
-        yield* activities.schedulerReportDeadline({
+        const after = yield* activities.schedulerReportDeadline({
           ...attempt,
-          stepIndex: next.stepIndex,
-          direction: next.direction,
-          completeBy: next.completeBy,
+          stepIndex: awaited.stepIndex,
+          direction: awaited.direction,
+          completeBy: awaited.completeBy,
         });
+        // The answer was recorded as the timer fired: go on from the record. (Builds before this one returned
+        // nothing here.)
+        if (after && after.kind !== "reported") {
+          next = after;
+          continue;
+        }
       } catch (error) {
         // The first line only: the durable SDK appends the activity's stack to its message.
         const why = (error instanceof Error ? error.message : String(error)).split("\n")[0];
@@ -82,12 +95,17 @@ export const schedulerOrchestration: OrchestrationHandler = function* (context: 
       }
       return {
         outcome: "timedOut",
-        detail: `step ${next.stepIndex} ${next.direction} passed ${next.completeBy}, ${reported}`,
+        detail: `step ${awaited.stepIndex} ${awaited.direction} passed ${awaited.completeBy}, ${reported}`,
       } satisfies SchedulerResult;
     }
     deadline.cancel();
 
-    const recorded = yield* activities.schedulerRecordReply({ ...attempt, reply: reply.result });
+    // The reply path has recorded the answer and sends the move it led to; an event an earlier build raised
+    // carries the reply itself, recorded here as that build did.
+    const answer: unknown = reply.result;
+    const recorded = isRecordedAnswer(answer)
+      ? answer.recorded
+      : yield* activities.schedulerRecordReply({ ...attempt, reply: answer });
     if (recorded.kind === "stop")
       return { outcome: "stopped", detail: recorded.reason } satisfies SchedulerResult;
     if (recorded.kind !== "continue") next = recorded;

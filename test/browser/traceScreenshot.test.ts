@@ -23,18 +23,19 @@ const it = e2eTest({ LOCAL_TRACING: "memory" }).extend<{ $file: { browser: Brows
 describe.runIf(requested && chromiumPath)("docs/trace.png (DASHBOARD_SCREENSHOT=1)", () => {
   it("captures the trace of a recovered order", { timeout: 60_000 }, async ({ e2e, browser }) => {
     const order = await submitRecoveredOrder(e2e, "ORD-TRACED");
-    // Until the last activity of attempt 2 has ended: four recorded replies (each attempt's claim dispatched its first
-    // step, so no dispatch activity ran).
-    const activities = async () => {
+    // Until the last reply of attempt 2 has been processed: four replies, each recorded where it was processed
+    // (each attempt's claim dispatched its first step), and no activity.
+    const replies = async () => {
       const res = await e2e.api(`/api/orders/${encodeURIComponent(order.orderId)}/trace`);
       const names = res.ok
         ? ((await res.json()) as { spans: { name: string }[] }).spans.map((s) => s.name)
         : [];
-      return ["activity schedulerDispatchNext", "activity schedulerRecordReply"].map(
-        (activity) => names.filter((n) => n === activity).length,
-      );
+      return [
+        names.filter((n) => n.startsWith("activity ")).length,
+        names.filter((n) => n === "process agent-replies").length,
+      ];
     };
-    await expect.poll(activities, { timeout: 10_000 }).toEqual([0, 4]);
+    await expect.poll(replies, { timeout: 10_000 }).toEqual([0, 4]);
     const spans = (
       (await (await e2e.api(`/api/orders/${order.orderId}/trace`)).json()) as { spans: unknown[] }
     ).spans.length;

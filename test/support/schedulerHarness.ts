@@ -1,8 +1,9 @@
 /**
  * The Scheduler orchestration alone on the devhost, on a virtual clock: its own code, replayed by the real
  * durable-functions library in the devhost's durable engine, with each Scheduler activity replaced by a stub that
- * the test scripts per order. Replies go in through the app's own durable client calls (attemptClient), over the
- * devhost's durable HTTP API. Durable timers (a step's completeBy, the waits between activity retries) fire only
+ * the test scripts per order. Answers go in through the app's own durable client calls (attemptClient), over the
+ * devhost's durable HTTP API, as the reply path raises them; or as the agent's reply itself, the event that builds
+ * before the reply path recorded answers raised, which in-flight histories may still hold. Durable timers (a step's completeBy, the waits between activity retries) fire only
  * when the test moves the clock, so a deadline a week ahead takes milliseconds.
  */
 import fs from "node:fs";
@@ -15,12 +16,14 @@ import {
   agentRequestId,
   instanceIdFor,
   parseInstanceId,
+  replyEventName,
   type AgentReply,
   type ProcessState,
   type StepKind,
 } from "../../src/domain";
 import {
   schedulerActivities,
+  type AfterDeadline,
   type AfterReply,
   type AttemptInput,
   type DispatchOutcome,
@@ -53,7 +56,12 @@ export interface SchedulerHarness {
   engine: DurableEngine;
   /** Starts attempt 1 of `orderId` as the starter does, runs it until it waits, and returns its instance id. */
   start(orderId: string, script: Script): Promise<string>;
-  /** Delivers `reply` as the reply router does, and lets the orchestration run until it waits again. */
+  /**
+   * Raises the move the reply path recorded for `reply` (`recorded`), as the reply router does, and lets the
+   * orchestration run until it waits again.
+   */
+  deliverRecorded(reply: AgentReply, recorded: AfterReply): Promise<void>;
+  /** Raises `reply` itself, as builds before the reply path recorded answers did, and runs until the next wait. */
   deliver(reply: AgentReply): Promise<void>;
   /** The stub executions for `orderId`, in order. */
   calls(orderId: string): ActivityCall[];
@@ -83,6 +91,8 @@ export const dispatchFinished = (processState: ProcessState): DispatchOutcome =>
 });
 
 export const CONTINUE: AfterReply = { kind: "continue" };
+
+export const REPORTED: AfterDeadline = { kind: "reported" };
 
 /** An agent's successful answer to a step of `instanceId`, with ids as the agent derives them from its request. */
 export function okReply(instanceId: string, stepIndex: number, kind: StepKind, result?: unknown): AgentReply {
@@ -131,7 +141,8 @@ export async function startSchedulerHarness(): Promise<SchedulerHarness> {
   } finally {
     delete slots[REGISTER];
   }
-  const attempts = attemptClient(durableClient(host.durableClientData()));
+  const raw = durableClient(host.durableClientData());
+  const attempts = attemptClient(raw);
   return {
     clock,
     engine: host.engine,
@@ -142,8 +153,12 @@ export async function startSchedulerHarness(): Promise<SchedulerHarness> {
       await host.engine.whenIdle();
       return instanceId;
     },
+    async deliverRecorded(reply, recorded) {
+      await attempts.deliverRecorded(reply, recorded);
+      await host.engine.whenIdle();
+    },
     async deliver(reply) {
-      await attempts.deliverReply(reply);
+      await raw.raiseEvent(reply.instanceId, replyEventName(reply.stepIndex, reply.kind), reply);
       await host.engine.whenIdle();
     },
     calls: (orderId) => calls.get(orderId) ?? [],

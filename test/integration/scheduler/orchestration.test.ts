@@ -1,8 +1,10 @@
 /**
  * The Scheduler orchestration (src/scheduler/orchestration.ts) through the real durable-functions replay on the
  * devhost, on a virtual clock, with stub activities: how an attempt ends (finished, fenced, timed out, stopped),
- * which reply ends a step's wait, and what the activity retries do, each in milliseconds of real time however far
- * ahead the deadline is. The activities themselves are tested against the emulators and in the e2e tests.
+ * which answer ends a step's wait, and what the activity retries do, each in milliseconds of real time however far
+ * ahead the deadline is. Answers come as the reply path raises them (the move it recorded), and as builds before
+ * it raised them (the reply itself, which the orchestration records through its activity): in-flight histories
+ * hold those. The activities themselves are tested against the emulators and in the e2e tests.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -20,6 +22,7 @@ import {
   dispatchFinished,
   inOrder,
   okReply,
+  REPORTED,
   startSchedulerHarness,
   type SchedulerHarness,
 } from "../../support/schedulerHarness";
@@ -45,7 +48,65 @@ const timersOf = (instanceId: string) =>
     .filter((t) => t.instanceId === instanceId)
     .map((t) => t.fireAt.toISOString());
 
-it("finishes after two steps, each ended by its reply, and cancels each step's deadline", async () => {
+it("takes each move the reply path recorded, with no activity, and cancels each step's deadline", async () => {
+  const step0By = fromNow(MINUTE);
+  const step1By = fromNow(60 * MINUTE);
+  const id = await h.start("RECORDED", { schedulerDispatchNext: inOrder(dispatched(0, "do", step0By)) });
+  await h.deliverRecorded(okReply(id, 0, "do"), dispatched(1, "do", step1By));
+  expect(h.status(id)).toMatchObject({
+    runtimeStatus: "Running",
+    customStatus: { stepIndex: 1, direction: "do", completeBy: step1By.toISOString() },
+  });
+  expect(timersOf(id)).toEqual([step1By.toISOString()]);
+  await h.deliverRecorded(okReply(id, 1, "do"), dispatchFinished("Processed"));
+  expect(h.status(id)).toMatchObject({
+    runtimeStatus: "Completed",
+    output: { outcome: "finished", processState: "Processed" } satisfies SchedulerResult,
+  });
+  // The one activity is the first dispatch (the starter makes it with the claim in this build).
+  expect(h.calls("RECORDED").map((c) => c.name)).toEqual(["schedulerDispatchNext"]);
+  expect(events(id, "TimerFired")).toEqual([]);
+  expect(timersOf(id)).toEqual([]);
+});
+
+it("goes on from the record when the answer was recorded as the step's timer fired", async () => {
+  const step0By = fromNow(MINUTE);
+  const step1By = fromNow(2 * MINUTE);
+  const id = await h.start("CROSSED", {
+    schedulerDispatchNext: inOrder(dispatched(0, "do", step0By)),
+    // The deadline activity finds step 0 answered, and takes the move the reply path dispatched.
+    schedulerReportDeadline: inOrder(dispatched(1, "do", step1By)),
+  });
+  await h.clock.advanceTo(step0By);
+  expect(h.status(id)).toMatchObject({
+    runtimeStatus: "Running",
+    customStatus: { stepIndex: 1, direction: "do", completeBy: step1By.toISOString() },
+  });
+  // The event for step 0, raised after the timer fired, ends no wait; step 1's does.
+  await h.deliverRecorded(okReply(id, 0, "do"), dispatched(1, "do", step1By));
+  expect(h.status(id).runtimeStatus).toBe("Running");
+  await h.deliverRecorded(okReply(id, 1, "do"), dispatchFinished("Processed"));
+  expect(h.status(id)).toMatchObject({
+    runtimeStatus: "Completed",
+    output: { outcome: "finished", processState: "Processed" } satisfies SchedulerResult,
+  });
+  expect(h.calls("CROSSED").map((c) => c.name)).toEqual(["schedulerDispatchNext", "schedulerReportDeadline"]);
+});
+
+it("times out as before when a deadline activity of an earlier build returned nothing", async () => {
+  const completeBy = fromNow(MINUTE);
+  const id = await h.start("EARLIER-DEADLINE", {
+    schedulerDispatchNext: inOrder(dispatched(0, "do", completeBy)),
+    schedulerReportDeadline: () => undefined as never,
+  });
+  await h.clock.advanceTo(completeBy);
+  expect(h.status(id)).toMatchObject({
+    runtimeStatus: "Completed",
+    output: { outcome: "timedOut" },
+  });
+});
+
+it("finishes after two steps, each ended by its reply as an earlier build raised it, and cancels each step's deadline", async () => {
   const step0By = fromNow(MINUTE);
   const step1By = fromNow(60 * MINUTE);
   const id = await h.start("HAPPY", {
@@ -88,7 +149,7 @@ it("finishes after two steps, each ended by its reply, and cancels each step's d
   expect(timersOf(id)).toEqual([]);
 });
 
-it("takes the next move from the activity that recorded the answer, with no dispatch activity between", async () => {
+it("takes the next move from the activity that recorded an earlier build's reply, with no dispatch activity between", async () => {
   const step0By = fromNow(MINUTE);
   const step1By = fromNow(2 * MINUTE);
   const id = await h.start("MERGED", {
@@ -117,7 +178,7 @@ it("times out exactly at completeBy when no reply comes, a week ahead in virtual
   const completeBy = fromNow(WEEK);
   const id = await h.start("SILENT", {
     schedulerDispatchNext: inOrder(dispatched(0, "do", completeBy)),
-    schedulerReportDeadline: () => undefined,
+    schedulerReportDeadline: () => REPORTED,
   });
 
   await h.clock.advanceTo(new Date(completeBy.getTime() - 1));
@@ -161,7 +222,7 @@ it("leaves the attempt to the Supervisor's sweep when the deadline notice cannot
 it("ignores a reply that comes after the timeout: the delivery succeeds and the attempt's result stays", async () => {
   const id = await h.start("LATE", {
     schedulerDispatchNext: inOrder(dispatched(0, "do", fromNow(MINUTE))),
-    schedulerReportDeadline: () => undefined,
+    schedulerReportDeadline: () => REPORTED,
   });
   await h.engine.runUntilIdle();
   const timedOut = h.status(id);
@@ -246,7 +307,7 @@ it("keeps waiting through replies for another step or direction, and times out",
   const completeBy = fromNow(MINUTE);
   const id = await h.start("MISMATCH", {
     schedulerDispatchNext: inOrder(dispatched(1, "undo", completeBy)),
-    schedulerReportDeadline: () => undefined,
+    schedulerReportDeadline: () => REPORTED,
   });
   await h.deliver(okReply(id, 1, "do"));
   await h.deliver(okReply(id, 0, "undo"));
