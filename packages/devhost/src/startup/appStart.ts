@@ -3,6 +3,7 @@
 // and running invocations get the grace period, then the engine stops and the appTerminate hooks run.
 import { VirtualClock } from "../durable";
 import type { LoadedApp } from "../functionsCore";
+import { runAppStartHooks, runAppTerminateHooks } from "./appHooks";
 import type { RunningHttpServer } from "../triggers/http";
 import type { HostRuntime } from "./runtime";
 import type { ShutdownSteps } from "./shutdown";
@@ -20,12 +21,8 @@ export interface AppStartOptions {
 
 export async function startApp(options: AppStartOptions, shutdown: ShutdownSteps): Promise<void> {
   const { app, runtime, triggers, server, graceMs } = options;
-  for (const hook of app.hooks.appStart) {
-    await hook({ hookData: {}, appHookData: app.appHookData, functionAppDirectory: options.appRoot });
-  }
-  shutdown.push(async () => {
-    for (const hook of app.hooks.appTerminate) await hook({ hookData: {}, appHookData: app.appHookData });
-  });
+  await runAppStartHooks(app, options.appRoot);
+  shutdown.push(() => runAppTerminateHooks(app));
 
   await runtime.engine.start();
   shutdown.push(() => runtime.engine.stop());

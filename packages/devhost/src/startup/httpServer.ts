@@ -42,7 +42,7 @@ export async function serveHttp(
     functions: triggers.httpFunctions,
     invoke: runtime.invoke,
     logger,
-    maxBodyBytes: requestBodyLimit(),
+    maxBodyBytes: requestBodyLimit(process.env, (message) => logger.warn(message)),
     ...(signedInAs ? { defaultHeaders: encodeClientPrincipal(signedInAs) } : {}),
     mounts: {
       [WEBHOOK_PATH]: durableWebhooks(runtime.engine, options.durableKey),
