@@ -1,5 +1,6 @@
 // Start-up phase 7: the app runs. appStart hooks first (before any trigger fires, as in the worker), then the
-// durable engine, then the timers and receivers. Stopping reverses it: triggers and the server take nothing new
+// durable engine, then the warmup function (a new instance runs it before it gets traffic), then the timers and
+// receivers. Stopping reverses it: triggers and the server take nothing new
 // and running invocations get the grace period, then the engine stops and the appTerminate hooks run.
 import { VirtualClock } from "../durable";
 import type { LoadedApp } from "../functionsCore";
@@ -40,5 +41,7 @@ export async function startApp(options: AppStartOptions, shutdown: ShutdownSteps
       }),
     );
   }
+  // A failed warmup is logged by the invoker and stops nothing: in Azure the instance serves anyway.
+  await triggers.warmup?.run();
   triggers.start();
 }

@@ -23,6 +23,8 @@ export interface HttpFunction {
   route: CompiledRoute;
   /** `/api/orders/{orderId}`: what the start-up listing prints. */
   displayRoute: string;
+  /** Disabled by app setting: the route still matches, and answers 404 (startup/disabledFunctions.ts). */
+  disabled?: true;
 }
 
 export type MountHandler = (
@@ -227,6 +229,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     }
     if (route.kind === "method") {
       sendText(res, 405, { allow: [...route.allowed].join(", ") });
+      return;
+    }
+    if (route.fn.disabled) {
+      sendText(res, 404);
       return;
     }
     const body = await readLimitedBody(req, maxBodyBytes);
