@@ -142,6 +142,12 @@ export interface LoadedApp {
   hooks: Record<HookName, HookCallback[]>;
   /** Shared by every hook of the app, as the worker's `appHookData`. */
   appHookData: Record<string, unknown>;
+  /**
+   * The `hookData` of the app-level hooks: one object that appStart and appTerminate hooks share (and invocation
+   * hooks do not see), as the worker's `appLevelOnlyHookData` (azure-functions-nodejs-worker src/startApp.ts and
+   * src/eventHandlers/terminateWorker.ts both hand out the same object).
+   */
+  appLevelOnlyHookData: Record<string, unknown>;
   /** Modules first loaded by this app (its own code, not node_modules), dropped from the cache on unload. */
   ownModules: string[];
 }
@@ -304,6 +310,7 @@ export async function loadApp(entry: string): Promise<LoadedApp> {
     functions: new Map(),
     hooks: { preInvocation: [], postInvocation: [], appStart: [], appTerminate: [], log: [] },
     appHookData: {},
+    appLevelOnlyHookData: {},
     ownModules: [],
     loads: 0,
   };
@@ -344,7 +351,9 @@ async function runEntryFiles(app: LoadedApp): Promise<void> {
 export async function reloadApp(app: LoadedApp): Promise<void> {
   unloadApp(app);
   for (const hooks of Object.values(app.hooks)) hooks.length = 0;
-  for (const key of Object.keys(app.appHookData)) delete app.appHookData[key];
+  // A new worker process starts with empty hook data.
+  for (const data of [app.appHookData, app.appLevelOnlyHookData])
+    for (const key of Object.keys(data)) delete data[key];
   await runEntryFiles(app);
 }
 

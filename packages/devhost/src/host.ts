@@ -23,6 +23,7 @@ import { applyAppSettings } from "./startup/appSettings";
 import { ShutdownSteps } from "./startup/shutdown";
 import { DURABLE_KEY_NAME, loadSystemKey } from "./startup/systemKeys";
 import { setUpTriggers, type FunctionSummary, type Triggers } from "./startup/triggers";
+import { reportUndeclaredQueues } from "./startup/undeclaredQueues";
 import type { ServiceBusTrigger } from "./triggers/serviceBus";
 import { restartWorkerOnCrash } from "./startup/workerCrash";
 import { HostClock, installDateShim, runInAppTime, TimeSkipper } from "./timeSkipping";
@@ -144,7 +145,7 @@ export async function startDevHost(options: DevHostOptions): Promise<DevHost> {
     const { localSettings, signedInAs } = applyAppSettings({ ...options, appRoot }, logger, shutdown);
     const skipping = options.timeSkipping ? skippingClock(options.clock) : undefined;
     const clock = skipping ?? options.clock ?? new RealClock();
-    await connectEmulators(
+    const embeddedServiceBus = await connectEmulators(
       { ...options, appRoot, ...(skipping ? { clock: skipping } : {}) },
       logger,
       shutdown,
@@ -170,6 +171,12 @@ export async function startDevHost(options: DevHostOptions): Promise<DevHost> {
       shutdown,
     );
     const triggers = setUpTriggers(registrations, { runtime, hostConfig, dataDir: options.dataDir, logger });
+    if (embeddedServiceBus) {
+      const enabled = registrations.filter(
+        (r) => !triggers.summaries.find((s) => s.name === r.name)?.disabled,
+      );
+      await reportUndeclaredQueues(enabled, embeddedServiceBus, appRoot, logger);
+    }
     const server = await serveHttp(
       {
         host: options.host ?? "127.0.0.1",

@@ -62,6 +62,25 @@ function workerCrash(): { failed: Promise<never>; fail(error: Error): void } {
   return { failed, fail };
 }
 
+/**
+ * The result and error a postInvocation hook sees before the handler settles them. The Node.js worker builds its
+ * PostInvocationContext with `result: null, error: null` and only assigns `error` when the handler throws
+ * (azure-functions-nodejs-worker src/eventHandlers/InvocationHandler.ts), so a hook sees `context.error === null`
+ * after a success, and `result === null` after a failure.
+ */
+function postInvocationState(): { result: unknown; error: unknown } {
+  return { result: null, error: null };
+}
+
+/**
+ * Whether what the postInvocation hooks left in `error` fails the invocation: anything but null and undefined, as
+ * the worker's isError (azure-functions-nodejs-worker src/errors.ts). A handler that throws null or undefined
+ * therefore succeeds there, and here.
+ */
+function isError(value: unknown): boolean {
+  return value !== null && value !== undefined;
+}
+
 function toError(value: unknown): Error {
   if (value instanceof Error) return value;
   return new Error(typeof value === "string" ? value : format("%o", value));
@@ -212,12 +231,12 @@ export class Invoker {
           };
           await this.#runHooks("preInvocation", pre);
           const finalInputs = pre.inputs as unknown[];
-          let result: unknown;
-          let error: unknown;
+          // null, not undefined, until set: what the worker's postInvocation context starts with (postInvocationState).
+          let { result, error } = postInvocationState();
           try {
             result = await (pre.functionCallback as FunctionCallback)(...finalInputs, context);
           } catch (thrown) {
-            error = thrown ?? new Error("The function threw a null or undefined value.");
+            error = thrown;
           }
           const post: Record<string, unknown> = {
             hookData,
@@ -228,7 +247,7 @@ export class Invoker {
             error,
           };
           await this.#runHooks("postInvocation", post);
-          if (post.error !== undefined && post.error !== null) throw post.error;
+          if (isError(post.error)) throw post.error;
           return post.result;
         }),
       ),
@@ -377,12 +396,11 @@ export class Invoker {
     const callback = pre.functionCallback as FunctionCallback;
 
     coreContext.state = "invocation";
-    let result: unknown;
-    let error: unknown;
+    let { result, error } = postInvocationState();
     try {
       result = await model.invokeFunction(context, inputs, callback);
     } catch (thrown) {
-      error = thrown ?? new Error("The function threw a null or undefined value.");
+      error = thrown;
     }
 
     const post: Record<string, unknown> = {
@@ -396,7 +414,7 @@ export class Invoker {
     coreContext.state = "postInvocationHooks";
     await this.#runHooks("postInvocation", post);
     coreContext.state = undefined;
-    if (post.error !== undefined && post.error !== null) throw post.error;
+    if (isError(post.error)) throw post.error;
     return model.getResponse(context, post.result);
   }
 

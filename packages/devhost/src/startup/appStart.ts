@@ -1,8 +1,10 @@
 // Start-up phase 7: the app runs. appStart hooks first (before any trigger fires, as in the worker), then the
-// durable engine, then the timers and receivers. Stopping reverses it: triggers and the server take nothing new
+// durable engine, then the warmup function (a new instance runs it before it gets traffic), then the timers and
+// receivers. Stopping reverses it: triggers and the server take nothing new
 // and running invocations get the grace period, then the engine stops and the appTerminate hooks run.
 import { VirtualClock } from "../durable";
 import type { LoadedApp } from "../functionsCore";
+import { runAppStartHooks, runAppTerminateHooks } from "./appHooks";
 import type { RunningHttpServer } from "../triggers/http";
 import type { HostRuntime } from "./runtime";
 import type { ShutdownSteps } from "./shutdown";
@@ -20,12 +22,8 @@ export interface AppStartOptions {
 
 export async function startApp(options: AppStartOptions, shutdown: ShutdownSteps): Promise<void> {
   const { app, runtime, triggers, server, graceMs } = options;
-  for (const hook of app.hooks.appStart) {
-    await hook({ hookData: {}, appHookData: app.appHookData, functionAppDirectory: options.appRoot });
-  }
-  shutdown.push(async () => {
-    for (const hook of app.hooks.appTerminate) await hook({ hookData: {}, appHookData: app.appHookData });
-  });
+  await runAppStartHooks(app, options.appRoot);
+  shutdown.push(() => runAppTerminateHooks(app));
 
   await runtime.engine.start();
   shutdown.push(() => runtime.engine.stop());
@@ -43,5 +41,7 @@ export async function startApp(options: AppStartOptions, shutdown: ShutdownSteps
       }),
     );
   }
+  // A failed warmup is logged by the invoker and stops nothing: in Azure the instance serves anyway.
+  await triggers.warmup?.run();
   triggers.start();
 }

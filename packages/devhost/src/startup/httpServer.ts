@@ -1,6 +1,7 @@
 // Start-up phase 6: the HTTP server, with the app's routes, the durable HTTP API's webhooks (at
 // /runtime/webhooks/durabletask/, where management URLs point, behind the system key) and the admin API
-// (/admin/functions/) mounted on it, and beside it the durable extension's local RPC endpoint (durableApi.ts).
+// (/admin/functions/, and /admin/warmup for the warmup function) mounted on it, and beside it the durable
+// extension's local RPC endpoint (durableApi.ts).
 // Once they listen the host knows its own addresses: the durable client's binding data, WEBSITE_HOSTNAME and the
 // function listing name them.
 import { encodeClientPrincipal, type ClientPrincipal } from "../auth";
@@ -10,6 +11,7 @@ import type { HostLogger } from "../logger";
 import { applySettingsToEnv } from "../settings";
 import { requestBodyLimit } from "../triggers/bodyLimit";
 import { startHttpServer, type HttpFunction, type RunningHttpServer } from "../triggers/http";
+import { WARMUP_PATH, warmupEndpoint } from "../triggers/warmup";
 import { adminFunctionsApi } from "./adminApi";
 import { durableWebhooks, startDurableRpcEndpoint } from "./durableApi";
 import type { HostRuntime } from "./runtime";
@@ -42,11 +44,12 @@ export async function serveHttp(
     functions: triggers.httpFunctions,
     invoke: runtime.invoke,
     logger,
-    maxBodyBytes: requestBodyLimit(),
+    maxBodyBytes: requestBodyLimit(process.env, (message) => logger.warn(message)),
     ...(signedInAs ? { defaultHeaders: encodeClientPrincipal(signedInAs) } : {}),
     mounts: {
       [WEBHOOK_PATH]: durableWebhooks(runtime.engine, options.durableKey),
       "/admin/functions/": adminFunctionsApi(options.registrations, triggers.timers, runtime.invoke),
+      [WARMUP_PATH]: warmupEndpoint(triggers.warmup),
     },
   });
   shutdown.push(() => server.stop());

@@ -1,6 +1,8 @@
 // Start-up phase 5: one trigger per function, by its trigger type. Durable functions go to the engine, HTTP ones
 // to the server's routes, timers and Service Bus receivers are created here and started last. A function whose
-// trigger cannot be set up is listed with its error and stays off; the others still run, as in the host.
+// trigger cannot be set up is listed with its error and stays off; the others still run, as in the host. A function
+// disabled by app setting (disabledFunctions.ts) is set up but not started: its HTTP route answers 404, and its
+// timer or receiver never runs. The warmup function runs once when the app starts (triggers/warmup.ts).
 import path from "node:path";
 import type { Registration } from "../functionsCore";
 import type { HostLogger } from "../logger";
@@ -8,6 +10,8 @@ import { resolveAppSettingExpressions, resolveConnectionString, type HostConfig 
 import { toHttpFunction, type HttpFunction } from "../triggers/http";
 import { entityLabel, ServiceBusTrigger, triggerEntity } from "../triggers/serviceBus";
 import { TimerTrigger } from "../triggers/timer";
+import { isWarmupFunction, isWarmupTrigger, WARMUP_FUNCTION_NAME, WarmupTrigger } from "../triggers/warmup";
+import { isFunctionDisabled, unreadDisabledSettings } from "./disabledFunctions";
 import type { HostRuntime } from "./runtime";
 
 export interface FunctionSummary {
@@ -18,6 +22,8 @@ export interface FunctionSummary {
   description: string;
   /** Set when the function could not be started (it stays off, as in the Functions host). */
   error?: string;
+  /** Set when an AzureWebJobs.<name>.Disabled setting disables it. */
+  disabled?: true;
 }
 
 /** A trigger that listens on its own once started: a timer or a Service Bus receiver. */
@@ -30,8 +36,10 @@ export interface Triggers {
   summaries: FunctionSummary[];
   httpFunctions: HttpFunction[];
   timers: TimerTrigger[];
-  /** The Service Bus triggers by function name. */
+  /** The Service Bus triggers by function name (enabled ones). */
   serviceBus: Map<string, ServiceBusTrigger>;
+  /** The app's warmup function, unless it has none or it is disabled. */
+  warmup?: WarmupTrigger;
   /** Starts the timers and receivers. */
   start(): void;
   /** Stops them, letting running invocations finish for up to `graceMs`. */
@@ -57,6 +65,7 @@ interface Collected {
   timers: TimerTrigger[];
   serviceBus: Map<string, ServiceBusTrigger>;
   listeners: Listener[];
+  warmup?: WarmupTrigger;
 }
 
 export function setUpTriggers(registrations: readonly Registration[], context: TriggerContext): Triggers {
@@ -66,6 +75,11 @@ export function setUpTriggers(registrations: readonly Registration[], context: T
     const type = registration.trigger.type;
     const summary: FunctionSummary = { name: registration.name, trigger: type, description: type };
     summaries.push(summary);
+    if (isFunctionDisabled(registration.name)) {
+      summary.disabled = true;
+      // The WebJobs SDK's line for a function it creates no listener for (HostListenerFactory).
+      context.logger.info(`Function '${registration.name}' is disabled`);
+    }
     try {
       warnOfUnsupportedBindings(registration, context);
       setUpTrigger(registration, summary, context, collected);
@@ -74,12 +88,14 @@ export function setUpTriggers(registrations: readonly Registration[], context: T
       context.logger.error(`The '${registration.name}' function is in error: ${summary.error}`);
     }
   }
-  const { httpFunctions, timers, serviceBus, listeners } = collected;
+  unreadDisabledSettings(registrations.map((r) => r.name)).forEach((warning) => context.logger.warn(warning));
+  const { httpFunctions, timers, serviceBus, listeners, warmup } = collected;
   return {
     summaries,
     httpFunctions,
     timers,
     serviceBus,
+    ...(warmup ? { warmup } : {}),
     start: () => listeners.forEach((listener) => listener.start()),
     stop: async (graceMs) => {
       await Promise.all(listeners.map((listener) => listener.stop(graceMs)));
@@ -104,26 +120,51 @@ function setUpTrigger(
   collected: Collected,
 ): void {
   const type = registration.trigger.type.toLowerCase();
+  const enabled = summary.disabled !== true;
   const durableKind = DURABLE_TRIGGERS[type];
   if (durableKind) {
+    // Disabling is not applied to durable functions: the engine runs every orchestration, activity and entity.
     context.runtime.engine.register({
       name: registration.name,
       kind: durableKind,
       handler: registration.handler,
     });
   } else if (type === "httptrigger") {
-    collected.httpFunctions.push(toHttpFunction(registration, context.hostConfig.http.routePrefix));
+    const route = toHttpFunction(registration, context.hostConfig.http.routePrefix);
+    collected.httpFunctions.push(enabled ? route : { ...route, disabled: true });
   } else if (type === "timertrigger") {
     const timer = timerTrigger(registration, summary, context);
+    // Kept for the admin API, which runs disabled functions as the host's does with the master key.
     collected.timers.push(timer);
-    collected.listeners.push(timer);
+    if (enabled) collected.listeners.push(timer);
   } else if (type === "servicebustrigger") {
     const trigger = serviceBusTrigger(registration, summary, context);
-    collected.serviceBus.set(registration.name, trigger);
-    collected.listeners.push(trigger);
+    if (enabled) {
+      collected.serviceBus.set(registration.name, trigger);
+      collected.listeners.push(trigger);
+    }
+  } else if (isWarmupTrigger(registration)) {
+    setUpWarmup(registration, enabled, context, collected);
   } else {
     throw new Error(`the devhost has no ${registration.trigger.type} trigger`);
   }
+}
+
+function setUpWarmup(
+  registration: Registration,
+  enabled: boolean,
+  context: TriggerContext,
+  collected: Collected,
+): void {
+  if (!isWarmupFunction(registration)) {
+    // The host maps only the function named "warmup" to admin/warmup; any other warmup trigger never runs.
+    context.logger.warn(
+      `${registration.name}: a warmup trigger runs only in the function named '${WARMUP_FUNCTION_NAME}', as in ` +
+        `the host; this one never runs.`,
+    );
+    return;
+  }
+  if (enabled) collected.warmup = new WarmupTrigger({ registration, invoke: context.runtime.invoke });
 }
 
 function timerTrigger(

@@ -7,6 +7,7 @@
 import { reloadApp, type LoadedApp } from "../functionsCore";
 import type { Invoker } from "../invocation";
 import type { HostLogger } from "../logger";
+import { runAppStartHooks } from "./appHooks";
 import type { ShutdownSteps } from "./shutdown";
 
 export interface WorkerCrashOptions {
@@ -24,9 +25,7 @@ export function restartWorkerOnCrash(
   let restarting: Promise<void> | undefined;
   const restart = async (): Promise<void> => {
     await reloadApp(app);
-    for (const hook of app.hooks.appStart) {
-      await hook({ hookData: {}, appHookData: app.appHookData, functionAppDirectory: options.appRoot });
-    }
+    await runAppStartHooks(app, options.appRoot);
     logger.info(`Worker restarted: the app registered ${app.functions.size} functions.`);
   };
   const onCrash = (thrown: unknown): void => {

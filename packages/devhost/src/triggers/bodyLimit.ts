@@ -10,17 +10,38 @@ import type http from "node:http";
 export const BODY_SIZE_LIMIT_SETTING = "FUNCTIONS_REQUEST_BODY_SIZE_LIMIT";
 export const DEFAULT_BODY_SIZE_LIMIT = 104_857_600;
 
-/** The limit in bytes from the settings; a value that is not a whole number of bytes stops the start. */
-export function requestBodyLimit(env: NodeJS.ProcessEnv = process.env): number {
-  const text = env[BODY_SIZE_LIMIT_SETTING]?.trim();
+/** long.TryParse's range. */
+const INT64_MAX = 2n ** 63n - 1n;
+const INT64_MIN = -(2n ** 63n);
+
+/**
+ * The limit in bytes from the settings, read as the host reads it (HttpRequestBodySizeMiddleware in
+ * azure-functions-host src/WebJobs.Script.WebHost/Middleware): `long.TryParse`, so surrounding white space and a
+ * sign are allowed, and 0 is a limit (every body is too large). A value that does not parse is ignored there, so
+ * the default stays; the devhost says so through `warn`. A negative number the host takes, and then fails every
+ * request setting it on Kestrel (MaxRequestBodySize must be 0 or more); the devhost stops the start instead.
+ */
+export function requestBodyLimit(
+  env: NodeJS.ProcessEnv = process.env,
+  warn: (message: string) => void = () => undefined,
+): number {
+  const text = env[BODY_SIZE_LIMIT_SETTING];
   if (text === undefined || text === "") return DEFAULT_BODY_SIZE_LIMIT;
-  const limit = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(limit) || limit < 1) {
+  const limit = /^\s*[+-]?\d+\s*$/.test(text) ? BigInt(text.trim()) : undefined;
+  if (limit === undefined || limit > INT64_MAX || limit < INT64_MIN) {
+    warn(
+      `${BODY_SIZE_LIMIT_SETTING}: "${text}" is not a whole number of bytes, so the host ignores it; ` +
+        `the limit stays ${DEFAULT_BODY_SIZE_LIMIT} bytes.`,
+    );
+    return DEFAULT_BODY_SIZE_LIMIT;
+  }
+  if (limit < 0n) {
     throw new Error(
-      `${BODY_SIZE_LIMIT_SETTING}: "${text}" is not a number of bytes (a whole number above 0).`,
+      `${BODY_SIZE_LIMIT_SETTING}: "${text}" is negative; in Azure every HTTP request would then fail.`,
     );
   }
-  return limit;
+  // Beyond 2^53 no body can reach the limit anyway.
+  return limit > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(limit);
 }
 
 /** True when the headers alone say the body is over the limit. */

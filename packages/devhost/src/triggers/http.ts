@@ -8,12 +8,13 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
-import type { Registration, RpcHttpCookie, RpcHttpData, RpcTypedData } from "../functionsCore";
+import type { Registration, RpcHttpData, RpcTypedData } from "../functionsCore";
 import type { InvocationResult, InvokeRequest } from "../invocation";
 import type { HostLogger } from "../logger";
 import { declaresTooLarge, DEFAULT_BODY_SIZE_LIMIT, readLimitedBody, sendTooLarge } from "./bodyLimit";
 import { requestOrigin } from "./hostHeader";
 import { compareRoutes, compileRoute, type CompiledRoute } from "./httpRoutes";
+import { formatSetCookie } from "./setCookie";
 
 export interface HttpFunction {
   registration: Registration;
@@ -22,6 +23,8 @@ export interface HttpFunction {
   route: CompiledRoute;
   /** `/api/orders/{orderId}`: what the start-up listing prints. */
   displayRoute: string;
+  /** Disabled by app setting: the route still matches, and answers 404 (startup/disabledFunctions.ts). */
+  disabled?: true;
 }
 
 export type MountHandler = (
@@ -119,22 +122,6 @@ function typedDataToBuffer(data: RpcTypedData | null | undefined): Buffer | unde
   return undefined;
 }
 
-function formatCookie(cookie: RpcHttpCookie): string {
-  const parts = [`${cookie.name ?? ""}=${cookie.value ?? ""}`];
-  if (cookie.domain?.value) parts.push(`Domain=${cookie.domain.value}`);
-  if (cookie.path?.value) parts.push(`Path=${cookie.path.value}`);
-  const expires = cookie.expires?.value?.seconds;
-  if (typeof expires === "number") parts.push(`Expires=${new Date(expires * 1000).toUTCString()}`);
-  if (typeof cookie.maxAge?.value === "number") parts.push(`Max-Age=${cookie.maxAge.value}`);
-  if (cookie.secure?.value) parts.push("Secure");
-  if (cookie.httpOnly?.value) parts.push("HttpOnly");
-  const sameSite = { lax: "Lax", strict: "Strict", explicitNone: "None", none: undefined }[
-    cookie.sameSite ?? "none"
-  ];
-  if (sameSite) parts.push(`SameSite=${sameSite}`);
-  return parts.join("; ");
-}
-
 function writeRpcResponse(res: http.ServerResponse, response: RpcHttpData | undefined): void {
   if (!response) {
     // The handler returned nothing: the host answers 204 No Content.
@@ -143,7 +130,7 @@ function writeRpcResponse(res: http.ServerResponse, response: RpcHttpData | unde
   }
   const status = Number(response.statusCode ?? "200") || 200;
   for (const [name, value] of Object.entries(response.headers ?? {})) res.setHeader(name, value);
-  const cookies = (response.cookies ?? []).map(formatCookie);
+  const cookies = (response.cookies ?? []).map(formatSetCookie);
   if (cookies.length > 0) res.setHeader("set-cookie", cookies);
   const body = typedDataToBuffer(response.body);
   const noBody = status === 204 || status === 304 || (status >= 100 && status < 200);
@@ -242,6 +229,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     }
     if (route.kind === "method") {
       sendText(res, 405, { allow: [...route.allowed].join(", ") });
+      return;
+    }
+    if (route.fn.disabled) {
+      sendText(res, 404);
       return;
     }
     const body = await readLimitedBody(req, maxBodyBytes);
