@@ -10,6 +10,7 @@ import type { HostLogger } from "../logger";
 import { applySettingsToEnv } from "../settings";
 import { requestBodyLimit } from "../triggers/bodyLimit";
 import { startHttpServer, type HttpFunction, type RunningHttpServer } from "../triggers/http";
+import { WorkerHttpProxy } from "../triggers/httpStream";
 import { adminFunctionsApi } from "./adminApi";
 import { durableWebhooks, startDurableRpcEndpoint } from "./durableApi";
 import type { HostRuntime } from "./runtime";
@@ -27,6 +28,8 @@ export interface HttpServerOptions {
   signedInAs: ClientPrincipal | null;
   /** The durable webhooks' system key (systemKeys.ts). */
   durableKey: string;
+  /** The worker's HTTP server, when the app streams HTTP (appLoad.ts). */
+  workerHttpUri?: URL;
 }
 
 export async function serveHttp(
@@ -35,6 +38,9 @@ export async function serveHttp(
   shutdown: ShutdownSteps,
 ): Promise<RunningHttpServer> {
   const { runtime, triggers, signedInAs } = options;
+  const workerHttp = options.workerHttpUri ? new WorkerHttpProxy(options.workerHttpUri) : undefined;
+  // Pushed before the server's stop, so it runs after it: requests still relayed keep their connections till then.
+  if (workerHttp) shutdown.push(() => workerHttp.close());
   const server = await startHttpServer({
     host: options.host,
     port: options.port,
@@ -43,6 +49,7 @@ export async function serveHttp(
     invoke: runtime.invoke,
     logger,
     maxBodyBytes: requestBodyLimit(),
+    ...(workerHttp ? { workerHttp } : {}),
     ...(signedInAs ? { defaultHeaders: encodeClientPrincipal(signedInAs) } : {}),
     mounts: {
       [WEBHOOK_PATH]: durableWebhooks(runtime.engine, options.durableKey),
