@@ -2,11 +2,13 @@
 // starts an HTTP server of its own in the worker and reports its address as the capability HttpUri
 // (ProgrammingModel.ts and http/httpProxy.ts in the library's source). The host then no longer puts the request
 // into the RPC invocation: it forwards the request, body and all, to that server with the invocation's id in
-// `x-ms-invocation-id`. The library pairs the two (waitForProxyRequest), gives the handler a Request whose body is
-// the forwarded stream (HttpRequest.ts createStreamRequest: the URL from x-forwarded-proto and x-forwarded-host, the
-// headers and route parameters from the invocation's trigger metadata), and writes the handler's response on the
-// forwarded request's response (sendProxyResponse) instead of into the RPC response. The host relays that response
-// to the client as it comes, so neither body is ever held whole.
+// `x-ms-invocation-id` (azure-functions-host, DefaultHttpProxyService.cs: YARP's forwarder with its default
+// transforms, which add the X-Forwarded-* headers and copy the response's headers but the hop-by-hop ones). The
+// library pairs the two (waitForProxyRequest), gives the handler a Request whose body is the forwarded stream
+// (HttpRequest.ts createStreamRequest: the URL from x-forwarded-proto and x-forwarded-host, the headers and route
+// parameters from the invocation's trigger metadata), and writes the handler's response on the forwarded request's
+// response (sendProxyResponse) instead of into the RPC response. The host relays that response to the client as it
+// comes, so neither body is ever held whole.
 import http from "node:http";
 import type { RpcTypedData } from "../functionsCore";
 import type { InvocationResult } from "../invocation";
@@ -51,6 +53,7 @@ export class WorkerHttpProxy {
         ...withoutHopByHop(req.headers),
         host: `127.0.0.1:${this.#port}`,
         [INVOCATION_ID_HEADER]: target.invocationId,
+        "x-forwarded-for": forwardedFor(req),
         "x-forwarded-host": target.host,
         "x-forwarded-proto": "http",
       },
@@ -99,6 +102,13 @@ export function streamedTriggerMetadata(
   return metadata;
 }
 
+/** The client's address appended to what the request says already, as YARP's X-Forwarded-For transform does. */
+function forwardedFor(req: http.IncomingMessage): string {
+  const client = req.socket.remoteAddress ?? "unknown";
+  const earlier = req.headers["x-forwarded-for"];
+  return earlier ? `${String(earlier)}, ${client}` : client;
+}
+
 function withoutHopByHop(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
   const connectionNamed = new Set(
     String(headers.connection ?? "")
@@ -135,10 +145,7 @@ export async function exchangeThroughWorker(exchange: StreamedExchange): Promise
       return;
     }
     answered = relayed = true;
-    const headers = withoutHopByHop(workerRes.headers);
-    // The header pairs the worker's answer with its invocation; it means nothing to the client.
-    delete headers[INVOCATION_ID_HEADER];
-    res.writeHead(workerRes.statusCode ?? 200, headers);
+    res.writeHead(workerRes.statusCode ?? 200, withoutHopByHop(workerRes.headers));
     // Headers go out at once: a client of a long stream (an AI answer token by token) sees the status first.
     res.flushHeaders();
     workerRes.pipe(res);
