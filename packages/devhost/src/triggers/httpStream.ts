@@ -10,6 +10,7 @@
 // response (sendProxyResponse) instead of into the RPC response. The host relays that response to the client as it
 // comes, so neither body is ever held whole.
 import http from "node:http";
+import type net from "node:net";
 import type { RpcTypedData } from "../functionsCore";
 import type { InvocationResult } from "../invocation";
 import type { HostLogger } from "../logger";
@@ -43,7 +44,7 @@ export class WorkerHttpProxy {
 
   /** Starts forwarding `req` under `invocationId`; the request body streams as the worker reads it. */
   forward(req: http.IncomingMessage, target: ForwardTarget): http.ClientRequest {
-    return http.request({
+    const forwarded = http.request({
       host: "127.0.0.1",
       port: this.#port,
       agent: this.#agent,
@@ -58,6 +59,10 @@ export class WorkerHttpProxy {
         "x-forwarded-proto": "http",
       },
     });
+    // The headers go as soon as there is a connection, without waiting for the first bytes of the body: the
+    // invocation waits for them.
+    forwarded.flushHeaders();
+    return forwarded;
   }
 
   /** Closes the connections to the worker (the worker's server itself is the library's, and lives on). */
@@ -136,7 +141,7 @@ export async function exchangeThroughWorker(exchange: StreamedExchange): Promise
   let gaveUp = false;
   const giveUp = (): void => {
     gaveUp = true;
-    forwarded.destroy();
+    abandon(forwarded);
   };
 
   forwarded.on("response", (workerRes) => {
@@ -185,6 +190,21 @@ export async function exchangeThroughWorker(exchange: StreamedExchange): Promise
       res.writeHead(204).end();
     }
   }
+}
+
+/**
+ * Cuts a forwarded request short, but only once its headers are on their way to the worker: the library holds the
+ * invocation until its request arrives (waitForProxyRequest), so a request cut before it was sent (a client that
+ * left at once) would hold the invocation forever. Cut after, the handler sees its body end with an error.
+ */
+function abandon(forwarded: http.ClientRequest): void {
+  const cutOnceSent = (socket: net.Socket): void => {
+    // Headers queued on a connecting socket are written when it connects; the next turn of the loop is after that.
+    if (socket.connecting) socket.once("connect", () => setImmediate(() => forwarded.destroy()));
+    else setImmediate(() => forwarded.destroy());
+  };
+  if (forwarded.socket) cutOnceSent(forwarded.socket);
+  else forwarded.once("socket", cutOnceSent);
 }
 
 /**

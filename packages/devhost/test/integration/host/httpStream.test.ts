@@ -6,8 +6,9 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
+import net from "node:net";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   processMemory,
   resetPeakMemory,
@@ -250,6 +251,23 @@ describe.skipIf(process.platform !== "linux")("HTTP streaming (enableHttpStream)
       bytes: MiB,
       sha256: patternHash(MiB),
     });
+  });
+  it("ends the invocation of a client that leaves as soon as it has sent its headers", async () => {
+    // The library holds an invocation until its forwarded request arrives (httpProxy.ts waitForProxyRequest): the
+    // devhost must deliver it even when the client is already gone, or the invocation would never end.
+    const before = running.output().match(/Executed 'Functions\.upload'/g)?.length ?? 0;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const socket = net.connect(Number(new URL(url).port), "127.0.0.1");
+      await new Promise((resolve) => socket.once("connect", resolve));
+      socket.write(
+        `POST /api/upload HTTP/1.1\r\nHost: ${new URL(url).host}\r\nContent-Length: 1000000\r\n\r\n`,
+      );
+      socket.destroy();
+    }
+    await vi.waitFor(
+      () => expect(running.output().match(/Executed 'Functions\.upload'/g)?.length ?? 0).toBe(before + 5),
+      { timeout: 5000 },
+    );
   });
 });
 
