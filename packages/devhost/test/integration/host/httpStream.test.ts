@@ -46,23 +46,27 @@ function patternHash(totalBytes: number): string {
   return hash.digest("hex");
 }
 
-/** POSTs `totalBytes` of the pattern, made as the socket takes them (chunked: no Content-Length). */
+/**
+ * POSTs `totalBytes` of the pattern, made as the socket takes them (chunked: no Content-Length). It stops sending
+ * once an answer comes; a connection the server closes after answering (a 413) still gives that answer.
+ */
 function upload(url: string, totalBytes: number): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, {
       method: "POST",
       headers: { "content-type": "application/octet-stream" },
     });
+    let answer: { status: number; body: string } | undefined;
     req.on("response", (res) => {
-      let body = "";
+      answer = { status: res.statusCode ?? 0, body: "" };
       res.setEncoding("utf8");
-      res.on("data", (text: string) => (body += text));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on("data", (text: string) => (answer!.body += text));
+      res.on("end", () => resolve(answer!));
     });
-    req.on("error", reject);
+    req.on("error", (error) => (answer ? resolve(answer) : reject(error)));
     let offset = 0;
     const writeMore = (): void => {
-      while (offset < totalBytes) {
+      while (offset < totalBytes && !answer) {
         const size = Math.min(CHUNK, totalBytes - offset);
         const more = req.write(patternChunk(offset, size));
         offset += size;
