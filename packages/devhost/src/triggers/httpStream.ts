@@ -209,8 +209,8 @@ function abandon(forwarded: http.ClientRequest): void {
 
 /**
  * Streams the client's body to the worker as the worker reads it (backpressure both ways), under the host's body
- * size limit: past it, forwarding stops and `onTooLarge` gives up the request and answers 413, as Kestrel refuses a body that outgrows
- * FUNCTIONS_REQUEST_BODY_SIZE_LIMIT (bodyLimit.ts) whether or not the app streams.
+ * size limit: past it, forwarding stops and `onTooLarge` gives up the request and answers 413, as Kestrel refuses a
+ * body that outgrows FUNCTIONS_REQUEST_BODY_SIZE_LIMIT (bodyLimit.ts) whether or not the app streams.
  */
 function relayRequestBody(
   req: http.IncomingMessage,
