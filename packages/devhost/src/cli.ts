@@ -102,13 +102,17 @@ export function parseCliArgs(argv: string[]): CliOptions {
 }
 
 export interface RunCliOptions {
-  /** Runs after the host has stopped on SIGINT/SIGTERM, before the process exits (a wrapper's own services). */
+  /**
+   * Runs after the host has stopped on SIGINT/SIGTERM, or after a refused start, before the process exits (a
+   * wrapper's own services).
+   */
   onShutdown?: () => Promise<void>;
 }
 
 /**
  * The devhost command line: parses `argv`, starts the host, and stops it cleanly on SIGINT or SIGTERM.
- * Resolves with the running host, or undefined when none was started (--help, bad options, a failed start).
+ * Resolves with the running host, or undefined for --help. Bad options and a refused start end the process
+ * (codes 2 and 1).
  */
 export async function runCli(
   argv: string[] = process.argv.slice(2),
@@ -119,8 +123,7 @@ export async function runCli(
     cli = parseCliArgs(argv);
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
-    process.exitCode = 2;
-    return undefined;
+    return exitRefused(2, options);
   }
   if (cli.help) {
     process.stdout.write(`${USAGE}\n`);
@@ -151,8 +154,7 @@ export async function runCli(
     });
   } catch (error) {
     process.stderr.write(`devhost could not start: ${(error as Error).message}\n`);
-    process.exitCode = 1;
-    return undefined;
+    return exitRefused(1, options);
   }
 
   let stopping = false;
@@ -177,6 +179,20 @@ export async function runCli(
   process.on("SIGINT", () => shutdown("SIGINT"));
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   return host;
+}
+
+/**
+ * Ends the process after a refused start, at once. Whatever the start left behind must not keep it alive: the
+ * phases undo themselves, but not everything can be undone (with HTTP streaming on, @azure/functions starts an HTTP
+ * server of its own as the app loads, and offers no way to close it).
+ */
+async function exitRefused(code: number, options: RunCliOptions): Promise<never> {
+  try {
+    await options.onShutdown?.();
+  } catch (error) {
+    process.stderr.write(`devhost stopped with an error: ${(error as Error).message}\n`);
+  }
+  process.exit(code);
 }
 
 if (require.main === module) void runCli();

@@ -154,7 +154,12 @@ export async function startDevHost(options: DevHostOptions): Promise<DevHost> {
     const hostConfig = readHostConfig(appRoot);
     const latency = startLatency(options, hostConfig, clock, logger);
     if (skipping) shutdown.push(installDateShim());
-    const { app, registrations } = await loadRegistrations(appEntry, hostConfig, logger, shutdown);
+    const { app, registrations, workerHttpUri } = await loadRegistrations(
+      appEntry,
+      hostConfig,
+      logger,
+      shutdown,
+    );
     const durableKey = loadSystemKey(options.dataDir, DURABLE_KEY_NAME);
     const runtime = createRuntime(
       {
@@ -187,6 +192,7 @@ export async function startDevHost(options: DevHostOptions): Promise<DevHost> {
         runtime,
         signedInAs,
         durableKey,
+        ...(workerHttpUri ? { workerHttpUri } : {}),
       },
       logger,
       shutdown,

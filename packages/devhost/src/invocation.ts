@@ -41,6 +41,11 @@ export interface InvokeRequest {
   /** An extra line the host prints for some triggers (Service Bus: message id, delivery count, ...). */
   details?: string;
   retryContext?: RpcInvocationRequest["retryContext"];
+  /**
+   * The invocation's id, when the caller must know it before the invocation starts: a streamed HTTP request is
+   * forwarded to the worker under it (triggers/httpStream.ts). Default: a new one.
+   */
+  invocationId?: string;
 }
 
 export interface InvocationResult {
@@ -49,6 +54,12 @@ export interface InvocationResult {
   error?: Error;
   /** The RPC response; for HTTP triggers `returnValue.http` is the response to send. */
   response?: RpcInvocationResponse;
+  /**
+   * Whether the handler gave an HTTP output a value (its return value or an http extra output). With HTTP
+   * streaming the library sends that response over its own HTTP server, leaving the RPC response empty either way,
+   * so this is how the host knows whether one is coming.
+   */
+  httpResponseGiven?: boolean;
   durationMs: number;
 }
 
@@ -100,6 +111,16 @@ function describeFailure(error: Error): string {
     }
   }
   return error.stack ?? error.message;
+}
+
+/** True when an HTTP output binding of the function has a value: the handler's result or an http extra output. */
+function givesHttpResponse(registration: Registration, result: unknown, context: unknown): boolean {
+  const extraOutputs = (context as { extraOutputs?: { get(name: string): unknown } }).extraOutputs;
+  return Object.entries(registration.metadata.bindings).some(([name, binding]) => {
+    if (binding.direction !== "out" || binding.type.toLowerCase() !== "http") return false;
+    const value = name === "$return" ? result : extraOutputs?.get(name);
+    return value !== undefined && value !== null;
+  });
 }
 
 function toLogLevel(level: RpcLogLevel): LogLevel {
@@ -189,18 +210,23 @@ export class Invoker {
           registration.name,
           request.reason,
           request.details,
-          randomUUID(),
+          request.invocationId ?? randomUUID(),
           async (invocationId) => {
-            const response = await this.#invokeThroughModel(registration, request, invocationId);
-            await this.#deliverOutputs(registration, response);
-            return response;
+            const outcome = await this.#invokeThroughModel(registration, request, invocationId);
+            await this.#deliverOutputs(registration, outcome.response);
+            return outcome;
           },
         ),
       ),
     ).then(({ invocationId, durationMs, error, value }) =>
       error
         ? { invocationId, succeeded: false, error, durationMs }
-        : { invocationId, succeeded: true, ...(value ? { response: value } : {}), durationMs },
+        : {
+            invocationId,
+            succeeded: true,
+            ...(value ? { response: value.response, httpResponseGiven: value.httpResponseGiven } : {}),
+            durationMs,
+          },
     );
   }
 
@@ -359,7 +385,7 @@ export class Invoker {
     registration: Registration,
     request: InvokeRequest,
     invocationId: string,
-  ): Promise<RpcInvocationResponse> {
+  ): Promise<{ response: RpcInvocationResponse; httpResponseGiven: boolean }> {
     const app = this.#app;
     // The library creates the context in getArguments; log calls made after that carry it to log hooks.
     const created: { context?: unknown } = {};
@@ -415,7 +441,8 @@ export class Invoker {
     await this.#runHooks("postInvocation", post);
     coreContext.state = undefined;
     if (isError(post.error)) throw post.error;
-    return model.getResponse(context, post.result);
+    const httpResponseGiven = givesHttpResponse(registration, post.result, context);
+    return { response: await model.getResponse(context, post.result), httpResponseGiven };
   }
 
   async #runHooks(name: HookName, context: Record<string, unknown>): Promise<void> {

@@ -16,6 +16,11 @@ export interface LoadedRegistrations {
   app: LoadedApp;
   /** The functions to run: all, or those host.json names. */
   registrations: Registration[];
+  /**
+   * With HTTP streaming on (app.setup({ enableHttpStream: true })): the worker's own HTTP server, which the
+   * library started and named in the capability HttpUri, where HTTP requests are forwarded (triggers/httpStream.ts).
+   */
+  workerHttpUri?: URL;
 }
 
 export async function loadRegistrations(
@@ -35,23 +40,24 @@ export async function loadRegistrations(
       `No functions found in ${appEntry}: it registered nothing through @azure/functions (v4 model).`,
     );
   }
-  await refuseHttpStreaming();
+  const workerHttpUri = await askCapabilities(logger);
   const listed = hostConfig.functions?.map((name) => name.toLowerCase());
   const registrations = [...app.functions.values()].filter(
     (r) => !listed || listed.includes(r.name.toLowerCase()),
   );
-  return { app, registrations };
+  return { app, registrations, ...(workerHttpUri ? { workerHttpUri } : {}) };
 }
 
 /**
- * The worker asks the programming model for its capabilities once the entry has loaded; that also locks
- * app.setup(). HTTP streaming would need the worker's HTTP proxy protocol, which the devhost does not speak.
+ * The worker asks the programming model for its capabilities once the entry has loaded, which also locks
+ * app.setup(). With HTTP streaming on, @azure/functions starts its HTTP server there and reports its address as
+ * HttpUri (ProgrammingModel.ts, http/httpProxy.ts setupHttpProxy in the library's source): the host forwards HTTP
+ * requests to it from then on.
  */
-async function refuseHttpStreaming(): Promise<void> {
+async function askCapabilities(logger: HostLogger): Promise<URL | undefined> {
   const capabilities = (await findProgrammingModel()?.getCapabilities?.({})) ?? {};
-  if (capabilities.HttpUri) {
-    throw new Error(
-      "The app enables HTTP streaming (app.setup({ enableHttpStream: true })), which the devhost does not support.",
-    );
-  }
+  if (!capabilities.HttpUri) return undefined;
+  const uri = new URL(capabilities.HttpUri);
+  logger.info(`HTTP streaming is on: requests go to the worker's HTTP server at ${uri.href}.`);
+  return uri;
 }

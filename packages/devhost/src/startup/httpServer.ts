@@ -12,6 +12,7 @@ import { applySettingsToEnv } from "../settings";
 import { requestBodyLimit } from "../triggers/bodyLimit";
 import { startHttpServer, type HttpFunction, type RunningHttpServer } from "../triggers/http";
 import { WARMUP_PATH, warmupEndpoint } from "../triggers/warmup";
+import { WorkerHttpProxy } from "../triggers/httpStream";
 import { adminFunctionsApi } from "./adminApi";
 import { durableWebhooks, startDurableRpcEndpoint } from "./durableApi";
 import type { HostRuntime } from "./runtime";
@@ -29,6 +30,8 @@ export interface HttpServerOptions {
   signedInAs: ClientPrincipal | null;
   /** The durable webhooks' system key (systemKeys.ts). */
   durableKey: string;
+  /** The worker's HTTP server, when the app streams HTTP (appLoad.ts). */
+  workerHttpUri?: URL;
 }
 
 export async function serveHttp(
@@ -37,6 +40,9 @@ export async function serveHttp(
   shutdown: ShutdownSteps,
 ): Promise<RunningHttpServer> {
   const { runtime, triggers, signedInAs } = options;
+  const workerHttp = options.workerHttpUri ? new WorkerHttpProxy(options.workerHttpUri) : undefined;
+  // Pushed before the server's stop, so it runs after it: requests still relayed keep their connections till then.
+  if (workerHttp) shutdown.push(() => workerHttp.close());
   const server = await startHttpServer({
     host: options.host,
     port: options.port,
@@ -45,6 +51,7 @@ export async function serveHttp(
     invoke: runtime.invoke,
     logger,
     maxBodyBytes: requestBodyLimit(process.env, (message) => logger.warn(message)),
+    ...(workerHttp ? { workerHttp } : {}),
     ...(signedInAs ? { defaultHeaders: encodeClientPrincipal(signedInAs) } : {}),
     mounts: {
       [WEBHOOK_PATH]: durableWebhooks(runtime.engine, options.durableKey),

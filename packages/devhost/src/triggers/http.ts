@@ -4,7 +4,9 @@
 // @azure/functions builds the HttpRequest itself, and writes back the RpcHttpData the library made of the
 // handler's HttpResponse. Other paths (the durable webhooks, the admin API) can be mounted under a prefix. Before
 // any of that, it refuses what Kestrel refuses before the host sees a request: a bad Host header (hostHeader.ts)
-// and a body over the size limit (bodyLimit.ts).
+// and a body over the size limit (bodyLimit.ts). An app with HTTP streaming on gets its requests through the
+// worker's own HTTP server instead, bodies streamed both ways (httpStream.ts).
+import { randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
@@ -15,6 +17,7 @@ import { declaresTooLarge, DEFAULT_BODY_SIZE_LIMIT, readLimitedBody, sendTooLarg
 import { requestOrigin } from "./hostHeader";
 import { compareRoutes, compileRoute, type CompiledRoute } from "./httpRoutes";
 import { formatSetCookie } from "./setCookie";
+import { exchangeThroughWorker, streamedTriggerMetadata, type WorkerHttpProxy } from "./httpStream";
 
 export interface HttpFunction {
   registration: Registration;
@@ -49,6 +52,8 @@ export interface HttpServerOptions {
   defaultHeaders?: Record<string, string>;
   /** Request bodies over this many bytes get 413 (bodyLimit.ts); default the host's 100 MB. */
   maxBodyBytes?: number;
+  /** The worker's HTTP server when the app streams HTTP (httpStream.ts): requests to functions go through it. */
+  workerHttp?: WorkerHttpProxy;
 }
 
 export interface RunningHttpServer {
@@ -235,6 +240,31 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       sendText(res, 404);
       return;
     }
+    const headers = withDefaults(flattenHeaders(req.headers), options.defaultHeaders);
+    const query = queryMap(url.searchParams);
+    if (options.workerHttp) {
+      // The body stays in the request, which goes to the worker's server; the invocation carries the rest.
+      const invocationId = randomUUID();
+      const triggerData: RpcTypedData = {
+        http: { method, url: url.href, headers, params: route.params, query },
+      };
+      await exchangeThroughWorker({
+        req,
+        res,
+        proxy: options.workerHttp,
+        target: { invocationId, host: url.host, pathAndQuery: target.pathAndQuery },
+        maxBodyBytes,
+        logger: options.logger,
+        invoke: () =>
+          options.invoke(route.fn.registration, {
+            invocationId,
+            triggerData,
+            triggerMetadata: streamedTriggerMetadata(headers, query, route.params),
+            reason: "This function was programmatically called via the host APIs.",
+          }),
+      });
+      return;
+    }
     const body = await readLimitedBody(req, maxBodyBytes);
     if (body === "too-large") {
       sendTooLarge(res, maxBodyBytes);
@@ -243,9 +273,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     const rpcHttp: RpcHttpData = {
       method,
       url: url.href,
-      headers: withDefaults(flattenHeaders(req.headers), options.defaultHeaders),
+      headers,
       params: route.params,
-      query: queryMap(url.searchParams),
+      query,
       ...(body.length > 0 ? { body: { bytes: body } } : {}),
     };
     const result = await options.invoke(route.fn.registration, {

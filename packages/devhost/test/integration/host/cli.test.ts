@@ -1,36 +1,10 @@
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCliProcess as run, waitForOutput as waitFor } from "../../support/cliProcess";
 import { buildCliCopy, sampleApp } from "../../support/devhost";
-
-interface Running {
-  child: ChildProcessWithoutNullStreams;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-function run(bin: string, args: string[], cwd: string): Running {
-  const child = spawn(process.execPath, [bin, ...args], { cwd, env: { ...process.env, NODE_OPTIONS: "" } });
-  let output = "";
-  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  return { child, output: () => output, exited };
-}
-
-async function waitFor(running: Running, pattern: RegExp, timeoutMs = 15_000): Promise<RegExpMatchArray> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = pattern.exec(running.output());
-    if (found) return found;
-    if (Date.now() > deadline || running.child.exitCode !== null) {
-      throw new Error(`no ${String(pattern)} in the devhost's output:\n${running.output()}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe("devhost CLI", () => {
   let copy: { dir: string; bin: string };
@@ -88,5 +62,64 @@ describe("devhost CLI", () => {
     expect(await running.exited).toBe(2);
     expect(running.output()).toContain('--port: "http" is not a port number');
     expect(running.output()).toContain("Usage: devhost [options]");
+  });
+
+  describe("a refused start exits at once, with code 1, and leaves nothing listening", () => {
+    /** True when something accepts connections on 127.0.0.1:<port>. */
+    const listening = (port: number): Promise<boolean> =>
+      new Promise((resolve) => {
+        const socket = net.connect(port, "127.0.0.1");
+        socket.once("connect", () => {
+          socket.destroy();
+          resolve(true);
+        });
+        socket.once("error", () => resolve(false));
+      });
+
+    /**
+     * Runs the streaming sample app to a refusal. Its HTTP server of the worker is started by @azure/functions as the
+     * app loads (ProgrammingModel.ts getCapabilities, http/httpProxy.ts setupHttpProxy), before the phases that
+     * fail here, and the library has no way to close it: only the process's exit does.
+     */
+    async function refusedStart(args: string[], env: Record<string, string> = {}): Promise<string> {
+      const dataDir = path.join(copy.dir, "refused-data");
+      const running = run(
+        copy.bin,
+        ["--app", sampleApp("http-stream-app"), "--no-emulators", "--data-dir", dataDir, ...args],
+        copy.dir,
+        env,
+      );
+      const exitedInTime = await Promise.race([
+        running.exited.then((code) => ({ code })),
+        new Promise<"still running">((resolve) => setTimeout(() => resolve("still running"), 15_000)),
+      ]);
+      running.child.kill("SIGKILL");
+      expect(exitedInTime, running.output()).toEqual({ code: 1 });
+      const [, workerPort] =
+        /worker's HTTP server at http:\/\/localhost:(\d+)\//.exec(running.output()) ?? [];
+      expect(workerPort, running.output()).toBeDefined();
+      expect(await listening(Number(workerPort))).toBe(false);
+      return running.output();
+    }
+
+    it("when the port is taken", async () => {
+      const taken = net.createServer();
+      await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+      try {
+        const port = (taken.address() as net.AddressInfo).port;
+        const output = await refusedStart(["--port", String(port)]);
+        expect(output).toContain("devhost could not start");
+        expect(output).toContain("EADDRINUSE");
+      } finally {
+        taken.close();
+      }
+    });
+
+    it("when a setting is wrong", async () => {
+      const output = await refusedStart(["--port", "0"], { FUNCTIONS_REQUEST_BODY_SIZE_LIMIT: "lots" });
+      expect(output).toContain(
+        'devhost could not start: FUNCTIONS_REQUEST_BODY_SIZE_LIMIT: "lots" is not a number',
+      );
+    });
   });
 });
