@@ -74,7 +74,7 @@ export interface ServiceBusEmulatorOptions {
    * which trusts a CA file given as connection_verify.
    */
   tls?: { key: string | Buffer; cert: string | Buffer };
-  /** A Config.json path, JSON text, or parsed object; default: no queues (an app brings its own). */
+  /** A Config.json path, JSON text, or parsed object; default: no queues or topics (an app brings its own). */
   config?: string | EmulatorConfigFile;
   /** Default RootManageSharedAccessKey. */
   sasKeyName?: string;
@@ -289,7 +289,9 @@ export class ServiceBusEmulator {
     ];
     this.log(
       `listening on ${this.host}:${this.boundPort} ` +
-        (served.length > 0 ? `(${served.join("; ")})` : "(no queues: pass a Config.json to serve some)"),
+        (served.length > 0
+          ? `(${served.join("; ")})`
+          : "(no queues or topics: pass a Config.json to serve some)"),
     );
   }
 

@@ -295,7 +295,7 @@ describe("without a config", () => {
     await emulator.start();
     try {
       expect(logged[0]).toMatch(
-        /^listening on 127\.0\.0\.1:\d+ \(no queues: pass a Config\.json to serve some\)$/,
+        /^listening on 127\.0\.0\.1:\d+ \(no queues or topics: pass a Config\.json to serve some\)$/,
       );
     } finally {
       await emulator.stop();
