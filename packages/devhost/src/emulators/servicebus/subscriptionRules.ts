@@ -62,6 +62,11 @@ export function compileRule(rule: RuleDeclaration): CompiledRule {
     matches = parseSqlFilter(SqlFilter.SqlExpression).matches;
   } else {
     if (!CorrelationFilter) throw new Error('FilterType "Correlation" needs a CorrelationFilter');
+    const named = CORRELATION_FIELDS.some((field) => CorrelationFilter[field] !== undefined);
+    if (!named && Object.keys(CorrelationFilter.Properties ?? {}).length === 0) {
+      // Service Bus refuses an empty correlation filter; a subscription without rules already takes everything.
+      throw new Error("the CorrelationFilter names no field and no property");
+    }
     matches = correlationMatcher(CorrelationFilter);
   }
   const action = Action ? parseSqlRuleAction(Action.SqlExpression) : undefined;
