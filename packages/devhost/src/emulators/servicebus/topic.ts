@@ -7,12 +7,11 @@
  * detection and scheduled messages (schedule-message and cancel-scheduled on `<topic>/$management`) as
  * queues have them. The moment a message becomes active there, it is taken out and fanned out.
  */
-import type { SubscriptionSettings, TopicSettings } from "./config";
+import { QUEUE_DEFAULTS, type SubscriptionSettings, type TopicSettings } from "./config";
 import type { EncodedMessage } from "./encodedMessage";
 import { MessageQueue, type AvailabilityListener } from "./queue";
 import { copiesFor, sqlValueOf, systemPropertiesOf, type SubscriptionCopy } from "./subscriptionRules";
 import type { FilterableMessage } from "./sqlFilter";
-import { QUEUE_DEFAULTS } from "./config";
 import type { EmulatorClock } from "./wallClockTimer";
 
 export class Subscription {

@@ -195,3 +195,38 @@ describe("devhost topic and batched Service Bus triggers", () => {
     }
   });
 });
+
+describe("devhost topic and batched triggers whose entities do not exist", () => {
+  let emulator: ServiceBusEmulator;
+  let host: TestDevHost;
+
+  beforeAll(async () => {
+    emulator = new ServiceBusEmulator({ port: 0 }); // no queues, no topics
+    await emulator.start();
+    host = await startTestDevHost("servicebus-topics-app", {
+      settings: { ServiceBusConnection: emulator.connectionString, ORDERS_TOPIC: "orders" },
+    });
+  });
+
+  afterAll(async () => {
+    await host?.stop();
+    await emulator?.stop();
+    if (host) fs.rmSync(host.dataDir, { recursive: true, force: true });
+  });
+
+  it("warns naming the function and subscription, and backs off, batched or not", async () => {
+    const warnings = (prefix: string): string[] => host.lines().filter((line) => line.startsWith(prefix));
+    const batched = "Service Bus trigger auditBatch (orders/Subscriptions/audit)";
+    const single = "Service Bus trigger bigBlue (orders/Subscriptions/big-blue)";
+    await eventually(() => warnings(batched).length >= 2 && warnings(single).length >= 2, {
+      timeoutMs: 10_000,
+      what: "a second warning of each",
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    for (const prefix of [batched, single]) {
+      expect(warnings(prefix).length).toBeLessThanOrEqual(3);
+      expect(warnings(prefix)[0]).toMatch(/: MessagingEntityNotFound: .*; receiving again in 1 s$/);
+      expect(warnings(prefix)[1]).toMatch(/receiving again in 2 s$/);
+    }
+  });
+});
