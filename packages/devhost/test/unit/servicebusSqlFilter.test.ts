@@ -35,7 +35,7 @@ describe("SQL filters", () => {
     expect(matches("quantity > 10 AND quantity >= 12 AND quantity < 13 AND quantity <= 12")).toBe(true);
     expect(matches("price = 2.5")).toBe(true);
     expect(matches("priority = TRUE")).toBe(true);
-    expect(matches("color = 'Blue'")).toBe(false); // string comparison is exact
+    expect(matches("color = 'Blue'")).toBe(false); // ordinal: the emulator's choice (docs/servicebus-emulator.md, known limits)
   });
 
   it("reads system properties as sys.<name>, case-insensitively, with Subject as Label", () => {
