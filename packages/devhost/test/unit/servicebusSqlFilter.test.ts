@@ -140,6 +140,13 @@ describe("SQL rule actions", () => {
     expect([...changes.removed]).toEqual(["color"]);
   });
 
+  it("takes statements without semicolons, as the action grammar makes them optional", () => {
+    // Learn, "Subscription Rule SQL Action Syntax": <statement> ::= <action> [;] (semicolon is optional).
+    const changes = parseSqlRuleAction("SET a = 1 SET b = a + 1; REMOVE color").changesFor(order);
+    expect(Object.fromEntries(changes.user)).toEqual({ a: 1, b: 2 });
+    expect([...changes.removed]).toEqual(["color"]);
+  });
+
   it("refuses what is not SET or REMOVE", () => {
     expect(() => parseSqlRuleAction("UPDATE x = 1")).toThrow(/expected SET or REMOVE/);
     expect(() => parseSqlRuleAction("SET x 1")).toThrow(/expected '='/);

@@ -495,7 +495,7 @@ export interface SqlRuleAction {
   changesFor(message: FilterableMessage): MessageChanges;
 }
 
-/** Parses a rule action: `SET <property> = <expression>` and `REMOVE <property>`, separated by ';'. */
+/** Parses a rule action: `SET <property> = <expression>` and `REMOVE <property>` statements, each optionally ending in ';'. */
 export function parseSqlRuleAction(expression: string): SqlRuleAction {
   const parser = new Parser(tokenize(expression));
   const statements: Statement[] = [];
@@ -510,7 +510,7 @@ export function parseSqlRuleAction(expression: string): SqlRuleAction {
         throw new SqlSyntaxError(`REMOVE applies to user properties, not sys.${ref.name}`);
       statements.push({ kind: "remove", ref });
     } else throw parser.unexpected("SET or REMOVE");
-    if (!parser.acceptSymbol(";") && !parser.atEnd()) throw parser.unexpected("';' or the end of the action");
+    parser.acceptSymbol(";"); // optional between statements (Learn: "Semicolon is optional")
   }
   if (statements.length === 0) throw new SqlSyntaxError("the action is empty");
   return {
