@@ -116,7 +116,7 @@ const KINDS = {
     port: loopbackServiceBusPort,
     setting: SERVICE_BUS_CONFIG_SETTING,
     file: SERVICE_BUS_CONFIG_FILE,
-    without: "the emulator serves no queues",
+    without: "the emulator serves no queues or topics",
   },
   cosmos: {
     label: "Cosmos DB",

@@ -40,6 +40,7 @@ export interface RpcTypedData {
   double?: number | null;
   collectionString?: { string?: string[] | null } | null;
   collectionBytes?: { bytes?: Uint8Array[] | null } | null;
+  collectionSint64?: { sint64?: number[] | null } | null;
 }
 
 export interface RpcNullableValue<T> {

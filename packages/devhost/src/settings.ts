@@ -162,6 +162,7 @@ const hostJsonSchema = z.looseObject({
       serviceBus: z
         .looseObject({
           maxConcurrentCalls: z.number().int().min(1).optional(),
+          maxMessageBatchSize: z.number().int().min(1).optional(),
           autoCompleteMessages: z.boolean().optional(),
           maxAutoLockRenewalDuration: z.string().optional(),
           clientRetryOptions: z
@@ -213,6 +214,8 @@ export interface HostConfig {
   functions?: string[];
   serviceBus: {
     maxConcurrentCalls: number;
+    /** The most messages one invocation of a batched (cardinality "many") trigger gets. */
+    maxMessageBatchSize: number;
     autoCompleteMessages: boolean;
     maxAutoLockRenewalMs: number;
     clientRetry: ClientRetryConfig;
@@ -231,6 +234,7 @@ export interface HostConfig {
 export const DEFAULT_HOST_CONFIG: HostConfig = {
   serviceBus: {
     maxConcurrentCalls: 16,
+    maxMessageBatchSize: 1000, // the Service Bus extension's default
     autoCompleteMessages: true,
     maxAutoLockRenewalMs: 5 * 60_000,
     clientRetry: {
@@ -268,6 +272,7 @@ export function readHostConfig(appRoot: string, env: NodeJS.ProcessEnv = process
     ...(parsed.data.functions ? { functions: parsed.data.functions } : {}),
     serviceBus: {
       maxConcurrentCalls: sb.maxConcurrentCalls ?? DEFAULT_HOST_CONFIG.serviceBus.maxConcurrentCalls,
+      maxMessageBatchSize: sb.maxMessageBatchSize ?? DEFAULT_HOST_CONFIG.serviceBus.maxMessageBatchSize,
       autoCompleteMessages: sb.autoCompleteMessages ?? DEFAULT_HOST_CONFIG.serviceBus.autoCompleteMessages,
       maxAutoLockRenewalMs:
         sb.maxAutoLockRenewalDuration !== undefined

@@ -201,16 +201,14 @@ function serviceBusTrigger(
   if (registration.trigger.isSessionsEnabled === true) {
     throw new Error("session-enabled Service Bus triggers are not supported by the devhost");
   }
-  if (registration.trigger.cardinality === "many") {
-    throw new Error('batched Service Bus triggers (cardinality "many") are not supported by the devhost');
-  }
+  const batched = registration.trigger.cardinality === "many";
   if (!hostConfig.serviceBus.autoCompleteMessages) {
     logger.warn(
       `${registration.name}: host.json sets autoCompleteMessages to false; Node.js functions cannot settle ` +
         `messages themselves, so every message returns to the queue when its lock expires.`,
     );
   }
-  summary.description = `serviceBusTrigger (${entityLabel(entity)})`;
+  summary.description = `serviceBusTrigger (${entityLabel(entity)}${batched ? ", batches" : ""})`;
   const latency = runtime.latency;
   return new ServiceBusTrigger({
     registration,
@@ -219,6 +217,7 @@ function serviceBusTrigger(
     maxConcurrentCalls: hostConfig.serviceBus.maxConcurrentCalls,
     autoCompleteMessages: hostConfig.serviceBus.autoCompleteMessages,
     maxAutoLockRenewalMs: hostConfig.serviceBus.maxAutoLockRenewalMs,
+    ...(batched ? { maxMessageBatchSize: hostConfig.serviceBus.maxMessageBatchSize } : {}),
     clients: runtime.clients,
     invoke: runtime.invoke,
     logger,

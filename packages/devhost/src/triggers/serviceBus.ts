@@ -2,7 +2,9 @@
 // @azure/service-bus client against whatever namespace the connection setting names (the embedded
 // emulator locally). The trigger behaves like the Functions host with autoCompleteMessages: peek-lock, up
 // to maxConcurrentCalls handlers at a time per function, complete when the function succeeds, abandon
-// when it fails, so the broker's delivery count and dead-lettering at MaxDeliveryCount work as in Azure.
+// when it fails, so the broker's delivery count and dead-lettering at MaxDeliveryCount work as in Azure. A batched
+// trigger (cardinality "many") receives up to maxMessageBatchSize messages at a time, one invocation per batch, and
+// completes them all when the function succeeds or abandons them all when it fails, as the host does.
 import {
   RetryMode,
   ServiceBusClient,
@@ -15,6 +17,7 @@ import {
 import type { Registration, RpcBindingInfo, RpcTypedData } from "../functionsCore";
 import type { InvocationResult, InvokeRequest, OutputHandler } from "../invocation";
 import type { HostLogger } from "../logger";
+import { batchBodiesToTypedData, batchTriggerMetadata } from "./serviceBusBatch";
 import {
   DEFAULT_HOST_CONFIG,
   resolveAppSettingExpressions,
@@ -188,6 +191,8 @@ export interface ServiceBusTriggerOptions {
   maxConcurrentCalls: number;
   autoCompleteMessages: boolean;
   maxAutoLockRenewalMs: number;
+  /** Set for a batched trigger (cardinality "many"): the most messages one invocation gets. */
+  maxMessageBatchSize?: number;
   clients: ServiceBusClients;
   invoke: (registration: Registration, request: InvokeRequest) => Promise<InvocationResult>;
   logger: HostLogger;
@@ -199,6 +204,10 @@ export interface ServiceBusTriggerOptions {
 const LASTING_ERRORS = new Set(["MessagingEntityNotFound", "UnauthorizedAccess", "MessagingEntityDisabled"]);
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 60_000;
+/** How long one receive of a batch waits for a first message before it asks again (and notices a stop). */
+const BATCH_RECEIVE_WAIT_MS = 1_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class ServiceBusTrigger {
   readonly #options: ServiceBusTriggerOptions;
@@ -256,6 +265,10 @@ export class ServiceBusTrigger {
         ? client.createReceiver(entity.queueName, receiverOptions)
         : client.createReceiver(entity.topicName, entity.subscriptionName, receiverOptions);
     this.#receiver = receiver;
+    if (this.#options.maxMessageBatchSize !== undefined) {
+      this.#subscription = this.#receiveBatches(receiver, this.#options.maxMessageBatchSize);
+      return;
+    }
     this.#subscription = receiver.subscribe(
       {
         processMessage: (message) => {
@@ -267,6 +280,37 @@ export class ServiceBusTrigger {
       // Settlement is ours, as in the host: the SDK must not complete on its own.
       { maxConcurrentCalls, autoCompleteMessages: false },
     );
+  }
+
+  /**
+   * A batched trigger's receive loop: one batch at a time, each handled before the next is received (the host's
+   * batch listener does not overlap batches either). Closing it ends the loop once the current batch is handled.
+   */
+  #receiveBatches(receiver: ServiceBusReceiver, batchSize: number): { close(): Promise<void> } {
+    let closed = false;
+    const loop = (async () => {
+      while (!closed) {
+        let messages: ServiceBusReceivedMessage[];
+        try {
+          messages = await receiver.receiveMessages(batchSize, { maxWaitTimeInMs: BATCH_RECEIVE_WAIT_MS });
+        } catch (error) {
+          if (closed) return;
+          // Not awaited: a lasting error closes this loop, which must not wait for itself.
+          void this.#onReceiveError(receiver, "receive", error as Error);
+          await sleep(FIRST_RETRY_MS);
+          continue;
+        }
+        if (messages.length === 0) continue;
+        this.#retryMs = FIRST_RETRY_MS;
+        await this.#track(this.#processBatch(receiver, messages));
+      }
+    })();
+    return {
+      close: async () => {
+        closed = true;
+        await loop;
+      },
+    };
   }
 
   /**
@@ -320,6 +364,32 @@ export class ServiceBusTrigger {
     return work.finally(() => this.#inFlight.delete(work));
   }
 
+  async #processBatch(receiver: ServiceBusReceiver, messages: ServiceBusReceivedMessage[]): Promise<void> {
+    const { registration, entity, autoCompleteMessages, logger } = this.#options;
+    if (this.#options.deliveryDelay) await this.#options.deliveryDelay();
+    if (this.#stopping) {
+      await settleAll(receiver, messages, false, () => undefined);
+      return;
+    }
+    const label = entityLabel(entity);
+    const result = await this.#options.invoke(registration, {
+      triggerData: batchBodiesToTypedData(messages, registration.trigger.dataType === "binary"),
+      triggerMetadata: batchTriggerMetadata(messages),
+      reason: `New ServiceBus message detected on '${label}'.`,
+      details:
+        `Trigger Details: MessageCount: ${messages.length}, MessageIds: ` +
+        messages.map((m) => String(m.messageId ?? "(null)")).join(", "),
+    });
+    if (!autoCompleteMessages) return;
+    // All or nothing, as the host settles a batch: a failed invocation gives every message back for redelivery.
+    await settleAll(receiver, messages, result.succeeded, (message, error) =>
+      logger.warn(
+        `Could not ${result.succeeded ? "complete" : "abandon"} message ${String(message.messageId)} on ${label} ` +
+          `for ${registration.name}: ${error.message}`,
+      ),
+    );
+  }
+
   async #process(receiver: ServiceBusReceiver, message: ServiceBusReceivedMessage): Promise<void> {
     const { registration, entity, autoCompleteMessages, logger } = this.#options;
     if (this.#options.deliveryDelay) await this.#options.deliveryDelay();
@@ -350,6 +420,22 @@ export class ServiceBusTrigger {
       );
     }
   }
+}
+
+/** Completes (or abandons) each message of a batch; a message whose settlement fails is logged, not retried. */
+async function settleAll(
+  receiver: ServiceBusReceiver,
+  messages: readonly ServiceBusReceivedMessage[],
+  succeeded: boolean,
+  warn: (message: ServiceBusReceivedMessage, error: Error) => void,
+): Promise<void> {
+  await Promise.all(
+    messages.map((message) =>
+      (succeeded ? receiver.completeMessage(message) : receiver.abandonMessage(message)).catch(
+        (error: unknown) => warn(message, error as Error),
+      ),
+    ),
+  );
 }
 
 function toMessage(value: unknown): ServiceBusMessage {

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { QueueProperties } from "../../src/emulators/servicebus";
 import { ServiceBusEmulator } from "../../src/emulators/servicebus";
-import { queueConfig } from "../support/servicebus";
+import { queueConfig, type TopicDeclaration } from "../support/servicebus";
 import { dotnetSdkVersion, runDotnetTest } from "./dotnetRunner";
 
 /**
@@ -44,6 +44,36 @@ const QUEUES: Record<string, QueueProperties> = {
   refusals: {},
 };
 
+/** TopicTests' topic: one subscription without rules, one with a SQL filter and action, one with a correlation filter. */
+const TOPIC = "conformance-topic";
+const TOPICS: TopicDeclaration[] = [
+  {
+    Name: TOPIC,
+    Subscriptions: [
+      { Name: "all" },
+      {
+        Name: "blue",
+        Rules: [
+          {
+            Name: "paint",
+            Properties: {
+              FilterType: "Sql",
+              SqlFilter: { SqlExpression: "color = 'blue'" },
+              Action: { SqlExpression: "SET sys.Label = 'blue-order'" },
+            },
+          },
+        ],
+      },
+      {
+        Name: "orders",
+        Rules: [
+          { Name: "order", Properties: { FilterType: "Correlation", CorrelationFilter: { Label: "order" } } },
+        ],
+      },
+    ],
+  },
+];
+
 const PROJECT_DIR = join(import.meta.dirname, "servicebus-dotnet");
 /** Restore and build take most of it on a cold machine; the tests themselves run in about 15 s. */
 const DOTNET_TIMEOUT_MS = 240_000;
@@ -56,9 +86,11 @@ describe("Azure.Messaging.ServiceBus 7.21.0 against the emulator", () => {
 
   beforeAll(async () => {
     if (!sdk) return;
+    const config = queueConfig(QUEUES);
+    config.UserConfig.Namespaces[0]!.Topics = TOPICS;
     emulator = new ServiceBusEmulator({
       port: 0,
-      config: queueConfig(QUEUES),
+      config,
       log: (line) => log.push(line),
     });
     await emulator.start();
@@ -70,7 +102,10 @@ describe("Azure.Messaging.ServiceBus 7.21.0 against the emulator", () => {
   it.skipIf(!sdk)(
     `passes every test of servicebus-dotnet/ (${sdk ? `.NET SDK ${sdk}` : "skipped: `dotnet` is not on PATH; install the .NET 10 SDK to run it"})`,
     async () => {
-      const env: Record<string, string> = { SERVICEBUS_CONNECTION_STRING: emulator.connectionString };
+      const env: Record<string, string> = {
+        SERVICEBUS_CONNECTION_STRING: emulator.connectionString,
+        SERVICEBUS_TOPIC: TOPIC,
+      };
       for (const role of Object.keys(QUEUES)) {
         env[`SERVICEBUS_QUEUE_${role.toUpperCase().replace(/-/g, "_")}`] = role;
       }

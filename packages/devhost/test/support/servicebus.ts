@@ -26,6 +26,11 @@ export function queueConfig(queues: Record<string, QueueProperties>): EmulatorCo
   };
 }
 
+/** A topic declaration in the official Config.json format: `Subscriptions[]` with optional `Rules[]`. */
+export type TopicDeclaration = NonNullable<
+  EmulatorConfigFile["UserConfig"]["Namespaces"][number]["Topics"]
+>[number];
+
 export interface ServiceBusFixture {
   emulator: ServiceBusEmulator;
   client: ServiceBusClient;
@@ -36,9 +41,12 @@ export interface ServiceBusFixture {
 /** Starts an emulator on port 0 with these queues, and a client on its connection string. */
 export async function startServiceBus(
   queues: Record<string, QueueProperties>,
-  options: Omit<ServiceBusEmulatorOptions, "config" | "port"> = {},
+  options: Omit<ServiceBusEmulatorOptions, "config" | "port"> & { topics?: TopicDeclaration[] } = {},
 ): Promise<ServiceBusFixture> {
-  const emulator = new ServiceBusEmulator({ ...options, port: 0, config: queueConfig(queues) });
+  const { topics, ...emulatorOptions } = options;
+  const config = queueConfig(queues);
+  if (topics) config.UserConfig.Namespaces[0]!.Topics = topics;
+  const emulator = new ServiceBusEmulator({ ...emulatorOptions, port: 0, config });
   await emulator.start();
   const client = new ServiceBusClient(emulator.connectionString);
   return {

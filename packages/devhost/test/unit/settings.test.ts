@@ -66,6 +66,7 @@ describe("devhost settings", () => {
         extensions: {
           serviceBus: {
             maxConcurrentCalls: 4,
+            maxMessageBatchSize: 50,
             maxAutoLockRenewalDuration: "00:02:00",
             clientRetryOptions: {
               mode: "fixed",
@@ -84,6 +85,7 @@ describe("devhost settings", () => {
     expect(readHostConfig(dir, { HUB: "MyHub" })).toEqual({
       serviceBus: {
         maxConcurrentCalls: 4,
+        maxMessageBatchSize: 50,
         autoCompleteMessages: true,
         maxAutoLockRenewalMs: 120_000,
         // maxDelay not given: the host's default.
@@ -93,6 +95,7 @@ describe("devhost settings", () => {
       http: { routePrefix: "v1" },
     });
     expect(readHostConfig(tempDir({})).serviceBus.maxConcurrentCalls).toBe(16);
+    expect(readHostConfig(tempDir({})).serviceBus.maxMessageBatchSize).toBe(1000);
     expect(readHostConfig(tempDir({})).serviceBus.clientRetry).toEqual({
       mode: "exponential",
       maxRetries: 3,

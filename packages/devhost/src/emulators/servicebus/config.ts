@@ -1,10 +1,12 @@
 /**
- * The queues the emulator serves, read from a file in the official Service Bus emulator's Config.json
- * format, so that one file configures both (UserConfig.Namespaces[].Queues[].Properties).
+ * The queues and topics the emulator serves, read from a file in the official Service Bus emulator's
+ * Config.json format, so that one file configures both (UserConfig.Namespaces[].Queues[].Properties,
+ * and Topics[] with their Subscriptions[] and each subscription's Rules[]).
  */
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { DurationSyntaxError, parseIsoDuration } from "./duration";
+import { compileRule, DEFAULT_RULE, type CompiledRule } from "./subscriptionRules";
 
 const MAX_LOCK_DURATION_MS = 5 * 60_000; // Service Bus caps LockDuration at 5 minutes.
 const MAX_DUPLICATE_WINDOW_MS = 7 * 86_400_000; // ...and the duplicate detection window at 7 days.
@@ -51,19 +53,95 @@ const queuePropertiesSchema = z.strictObject({
     .optional(),
 });
 
+const entityName = z.string().regex(QUEUE_NAME, {
+  error: "must be 1-260 letters, digits, '.', '-', '_' or '/', starting and ending with a letter or digit",
+});
+
 const queueSchema = z.looseObject({
-  Name: z.string().regex(QUEUE_NAME, {
-    error: "must be 1-260 letters, digits, '.', '-', '_' or '/', starting and ending with a letter or digit",
-  }),
+  Name: entityName,
   Properties: queuePropertiesSchema.optional(),
+});
+
+const topicPropertiesSchema = queuePropertiesSchema.pick({
+  DefaultMessageTimeToLive: true,
+  DuplicateDetectionHistoryTimeWindow: true,
+  RequiresDuplicateDetection: true,
+});
+
+/** A subscription's own properties: a queue's, less duplicate detection (that is the topic's). */
+const subscriptionPropertiesSchema = queuePropertiesSchema.omit({
+  DuplicateDetectionHistoryTimeWindow: true,
+  RequiresDuplicateDetection: true,
+});
+
+const correlationFilterSchema = z.strictObject({
+  ContentType: z.string().optional(),
+  CorrelationId: z.string().optional(),
+  Label: z.string().optional(),
+  MessageId: z.string().optional(),
+  ReplyTo: z.string().optional(),
+  ReplyToSessionId: z.string().optional(),
+  SessionId: z.string().optional(),
+  To: z.string().optional(),
+  Properties: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+});
+
+const sqlExpressionSchema = z.strictObject({ SqlExpression: z.string() });
+
+const ruleSchema = z
+  .looseObject({
+    Name: z.string().regex(/^[^/\\?#]{1,50}$/, { error: "must be 1-50 characters without / \\ ? #" }),
+    Properties: z.strictObject({
+      FilterType: z.enum(["Sql", "Correlation"]),
+      SqlFilter: sqlExpressionSchema.optional(),
+      CorrelationFilter: correlationFilterSchema.optional(),
+      Action: sqlExpressionSchema.optional(),
+    }),
+  })
+  .superRefine((rule, ctx) => {
+    // A filter or action that does not parse is a start-up error, as Service Bus refuses to create the rule.
+    try {
+      compileRule(rule);
+    } catch (error) {
+      ctx.addIssue({ code: "custom", message: error instanceof Error ? error.message : String(error) });
+    }
+  });
+
+const subscriptionSchema = z.looseObject({
+  Name: z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,48}[A-Za-z0-9])?$/, {
+    error: "must be 1-50 letters, digits, '.', '-' or '_', starting and ending with a letter or digit",
+  }),
+  Properties: subscriptionPropertiesSchema.optional(),
+  Rules: z.array(ruleSchema).optional(),
+});
+
+const topicSchema = z.looseObject({
+  Name: entityName,
+  Properties: topicPropertiesSchema.optional(),
+  Subscriptions: z.array(subscriptionSchema).optional(),
 });
 
 const namespaceSchema = z.looseObject({
   Name: z.string().min(1),
   Queues: z.array(queueSchema).optional(),
-  // Topics are accepted so that a file written for the official emulator still loads; they are not served.
-  Topics: z.array(z.unknown()).optional(),
+  Topics: z.array(topicSchema).optional(),
 });
+
+/** Adds an issue for every name seen before (case-insensitively, as Service Bus compares entity names). */
+function refuseDuplicates(
+  ctx: z.RefinementCtx,
+  names: { name: string; path: PropertyKey[] }[],
+  what: string,
+): void {
+  const seen = new Set<string>();
+  for (const { name, path } of names) {
+    const key = name.toLowerCase();
+    if (seen.has(key)) {
+      ctx.addIssue({ code: "custom", path: [...path, "Name"], message: `is declared twice (${what})` });
+    }
+    seen.add(key);
+  }
+}
 
 const configFileSchema = z
   .looseObject({
@@ -73,18 +151,36 @@ const configFileSchema = z
     }),
   })
   .superRefine((file, ctx) => {
-    const seen = new Set<string>();
+    const entities = file.UserConfig.Namespaces.flatMap((namespace, n) => [
+      ...(namespace.Queues ?? []).map((queue, q) => ({
+        name: queue.Name,
+        path: ["UserConfig", "Namespaces", n, "Queues", q],
+      })),
+      ...(namespace.Topics ?? []).map((topic, t) => ({
+        name: topic.Name,
+        path: ["UserConfig", "Namespaces", n, "Topics", t],
+      })),
+    ]);
+    refuseDuplicates(ctx, entities, "queue and topic names share one namespace and are case-insensitive");
     file.UserConfig.Namespaces.forEach((namespace, n) =>
-      namespace.Queues?.forEach((queue, q) => {
-        const key = queue.Name.toLowerCase(); // entity names are case-insensitive
-        if (seen.has(key)) {
-          ctx.addIssue({
-            code: "custom",
-            path: ["UserConfig", "Namespaces", n, "Queues", q, "Name"],
-            message: "is declared twice (queue names are case-insensitive)",
-          });
-        }
-        seen.add(key);
+      namespace.Topics?.forEach((topic, t) => {
+        const topicPath = ["UserConfig", "Namespaces", n, "Topics", t];
+        const subscriptions = topic.Subscriptions ?? [];
+        refuseDuplicates(
+          ctx,
+          subscriptions.map((s, i) => ({ name: s.Name, path: [...topicPath, "Subscriptions", i] })),
+          "subscription names are case-insensitive",
+        );
+        subscriptions.forEach((subscription, i) =>
+          refuseDuplicates(
+            ctx,
+            (subscription.Rules ?? []).map((rule, r) => ({
+              name: rule.Name,
+              path: [...topicPath, "Subscriptions", i, "Rules", r],
+            })),
+            "rule names are case-insensitive",
+          ),
+        );
       }),
     );
   });
@@ -181,35 +277,103 @@ export function queueSettingsOf(file: EmulatorConfigFile): QueueSettings[] {
   );
 }
 
-/** Names of the topics a file declares; the emulator serves none of them and says so. */
-export function declaredTopicNames(file: EmulatorConfigFile): string[] {
+/** One subscription: a queue (named `<topic>/Subscriptions/<name>`, as clients address it) plus its rules. */
+export interface SubscriptionSettings extends QueueSettings {
+  subscriptionName: string;
+  rules: CompiledRule[];
+}
+
+/** One topic: its own duplicate detection, and its subscriptions. */
+export interface TopicSettings {
+  name: string;
+  requiresDuplicateDetection: boolean;
+  duplicateDetectionWindowMs: number;
+  subscriptions: SubscriptionSettings[];
+}
+
+/** The topics of every namespace in the file, with defaults applied and rules compiled. */
+export function topicSettingsOf(file: EmulatorConfigFile): TopicSettings[] {
   return file.UserConfig.Namespaces.flatMap((namespace) =>
-    (namespace.Topics ?? []).map((topic, i) => {
-      const name = (topic as { Name?: unknown } | null)?.Name;
-      return typeof name === "string" ? name : `#${i}`;
+    (namespace.Topics ?? []).map((topic): TopicSettings => {
+      const t = topic.Properties ?? {};
+      const ms = (text: string | undefined, fallback: number) =>
+        text === undefined ? fallback : parseIsoDuration(text);
+      const topicTtlMs = ms(t.DefaultMessageTimeToLive, QUEUE_DEFAULTS.defaultMessageTimeToLiveMs);
+      return {
+        name: topic.Name,
+        requiresDuplicateDetection: t.RequiresDuplicateDetection ?? QUEUE_DEFAULTS.requiresDuplicateDetection,
+        duplicateDetectionWindowMs: ms(
+          t.DuplicateDetectionHistoryTimeWindow,
+          QUEUE_DEFAULTS.duplicateDetectionWindowMs,
+        ),
+        subscriptions: (topic.Subscriptions ?? []).map((subscription): SubscriptionSettings => {
+          const p = subscription.Properties ?? {};
+          const rules = (subscription.Rules ?? []).map((rule) => compileRule(rule));
+          return {
+            name: `${topic.Name}/Subscriptions/${subscription.Name}`,
+            subscriptionName: subscription.Name,
+            lockDurationMs: ms(p.LockDuration, QUEUE_DEFAULTS.lockDurationMs),
+            maxDeliveryCount: p.MaxDeliveryCount ?? QUEUE_DEFAULTS.maxDeliveryCount,
+            // Duplicates are the topic's to drop, before any subscription sees them.
+            requiresDuplicateDetection: false,
+            duplicateDetectionWindowMs: QUEUE_DEFAULTS.duplicateDetectionWindowMs,
+            // A subscription's TTL cannot exceed its topic's: Service Bus applies the smaller.
+            defaultMessageTimeToLiveMs: Math.min(
+              topicTtlMs,
+              ms(p.DefaultMessageTimeToLive, QUEUE_DEFAULTS.defaultMessageTimeToLiveMs),
+            ),
+            deadLetteringOnMessageExpiration:
+              p.DeadLetteringOnMessageExpiration ?? QUEUE_DEFAULTS.deadLetteringOnMessageExpiration,
+            rules: rules.length > 0 ? rules : [DEFAULT_RULE],
+          };
+        }),
+      };
     }),
   );
 }
 
 type Path = readonly PropertyKey[];
 
-/** `queue "orders" property LockDuration = "PT1X": <what was expected>`, or a dotted path outside queues. */
+const ENTITY_KINDS = {
+  Queues: { label: "queue", properties: queuePropertiesSchema },
+  Topics: { label: "topic", properties: topicPropertiesSchema },
+  Subscriptions: { label: "subscription", properties: subscriptionPropertiesSchema },
+  Rules: { label: "rule", properties: undefined },
+} as const;
+
+/**
+ * `queue "orders" property LockDuration = "PT1X": <what was expected>`, or `topic "t" subscription "s"
+ * rule "r": <problem>`, or a dotted path outside the entities.
+ */
 function describeIssue(raw: unknown, issue: z.core.$ZodIssue): string {
   const path: Path = issue.path;
-  const queueAt = path.indexOf("Queues");
   let message = issue.message;
+  const names: string[] = [];
+  let entityEnd = -1;
+  let kind: (typeof ENTITY_KINDS)[keyof typeof ENTITY_KINDS] | undefined;
+  for (let i = 0; i + 1 < path.length; i++) {
+    const entityKind = ENTITY_KINDS[path[i] as keyof typeof ENTITY_KINDS] as typeof kind;
+    if (!entityKind || typeof path[i + 1] !== "number") continue;
+    const entityPath = path.slice(0, i + 2);
+    const name = valueAt(raw, [...entityPath, "Name"]);
+    names.push(
+      typeof name === "string"
+        ? `${entityKind.label} "${name}"`
+        : `${entityKind.label} ${formatPath(entityPath)}`,
+    );
+    entityEnd = i + 2;
+    kind = entityKind;
+  }
   if (issue.code === "unrecognized_keys") {
     message = `unknown ${issue.keys.length > 1 ? "properties" : "property"} ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
-    if (path.at(-1) === "Properties")
-      message += ` (known: ${Object.keys(queuePropertiesSchema.shape).join(", ")})`;
+    if (path.at(-1) === "Properties" && path.length === entityEnd + 1 && kind?.properties)
+      message += ` (known: ${Object.keys(kind.properties.shape).join(", ")})`;
   }
-  if (queueAt >= 0 && typeof path[queueAt + 1] === "number") {
-    const queuePath = path.slice(0, queueAt + 2);
-    const name = valueAt(raw, [...queuePath, "Name"]);
-    const queue = typeof name === "string" ? `queue "${name}"` : `queue ${formatPath(queuePath)}`;
-    const rest = path.slice(queueAt + 2).filter((key) => key !== "Properties");
-    if (rest.length === 0) return `${queue}: ${message}`;
-    return `${queue} property ${formatPath(rest)} = ${formatValue(valueAt(raw, path))}: ${message}`;
+  if (entityEnd >= 0) {
+    const entity = names.join(" ");
+    const rest = path.slice(entityEnd).filter((key) => key !== "Properties");
+    if (rest.length === 0) return `${entity}: ${message}`;
+    return `${entity} property ${formatPath(rest)} = ${formatValue(valueAt(raw, path))}: ${message}`;
   }
   if (path.length === 0) return message;
   return `${formatPath(path)} = ${formatValue(valueAt(raw, path))}: ${message}`;

@@ -2,7 +2,8 @@
  * A Service Bus emulator on rhea that the real @azure/service-bus client uses unchanged, with
  * `UseDevelopmentEmulator=true` (plain AMQP 1.0 over TCP). It plays the broker side of what the SDK
  * does on the wire: CBS put-token with SAS checks, senders (single and batch transfers), peek-lock and
- * receive-and-delete receivers with manual credit and drain, dispositions, and `$management`.
+ * receive-and-delete receivers with manual credit and drain, dispositions, and `$management`. Topics
+ * fan messages out to their subscriptions (topic.ts), which receivers consume like queues.
  */
 import type { AddressInfo, Server, Socket } from "node:net";
 import {
@@ -17,12 +18,13 @@ import {
   type Session,
 } from "rhea";
 import {
-  declaredTopicNames,
   EMPTY_CONFIG,
   loadEmulatorConfig,
   queueSettingsOf,
+  topicSettingsOf,
   type EmulatorConfigFile,
 } from "./config";
+import { Topic } from "./topic";
 import { DEFAULT_SERVICE_BUS_PORT, DEFAULT_SERVICE_BUS_TLS_PORT } from "../ports";
 import { handleManagementRequest } from "./management";
 import { LockLostError, MessageQueue, type QueueCounts, type ReceiveMode, type StoredMessage } from "./queue";
@@ -72,7 +74,7 @@ export interface ServiceBusEmulatorOptions {
    * which trusts a CA file given as connection_verify.
    */
   tls?: { key: string | Buffer; cert: string | Buffer };
-  /** A Config.json path, JSON text, or parsed object; default: no queues (an app brings its own). */
+  /** A Config.json path, JSON text, or parsed object; default: no queues or topics (an app brings its own). */
   config?: string | EmulatorConfigFile;
   /** Default RootManageSharedAccessKey. */
   sasKeyName?: string;
@@ -151,6 +153,12 @@ export class ServiceBusEmulator {
   private readonly log: (line: string) => void;
   /** Queues by lower-cased name: entity names are case-insensitive. */
   private readonly queues = new Map<string, MessageQueue>();
+  /** Topics by lower-cased name. */
+  private readonly topics = new Map<string, Topic>();
+  /** Subscriptions' queues by lower-cased `<topic>/subscriptions/<name>`, the path clients attach to. */
+  private readonly subscriptionQueues = new Map<string, MessageQueue>();
+  /** The topics' intakes: senders attach to them, receivers may not. */
+  private readonly topicIntakes = new WeakSet<MessageQueue>();
   private readonly container: Container;
   private server: Server | undefined;
   private boundPort: number | undefined;
@@ -184,8 +192,14 @@ export class ServiceBusEmulator {
         new MessageQueue(settings, (queue) => this.pump(queue), false, options.clock),
       );
     }
-    const topics = declaredTopicNames(file);
-    if (topics.length > 0) this.log(`topics are not supported; ignoring ${topics.join(", ")}`);
+    for (const settings of topicSettingsOf(file)) {
+      const topic = new Topic(settings, (queue) => this.pump(queue), options.clock);
+      this.topics.set(settings.name.toLowerCase(), topic);
+      this.topicIntakes.add(topic.intake);
+      for (const subscription of topic.subscriptions.values()) {
+        this.subscriptionQueues.set(subscription.queue.name.toLowerCase(), subscription.queue);
+      }
+    }
     // Abandon and defer must arrive as `modified` (rhea would turn them into `released`), and incoming
     // transfers are accepted explicitly, once the message is stored.
     this.container = create_container({
@@ -217,7 +231,20 @@ export class ServiceBusEmulator {
     return [...this.queues.values()].map((queue) => queue.name);
   }
 
-  /** Message counts of a queue: active (incl. locked), locked, scheduled, deferred, dead-lettered. */
+  topicNames(): string[] {
+    return [...this.topics.values()].map((topic) => topic.name);
+  }
+
+  /** The paths of a topic's subscriptions, `<topic>/Subscriptions/<name>`, as queueCounts() takes them. */
+  subscriptionPaths(topicName: string): string[] {
+    const topic = this.topics.get(topicName.toLowerCase());
+    return topic ? [...topic.subscriptions.values()].map((subscription) => subscription.queue.name) : [];
+  }
+
+  /**
+   * Message counts of a queue, or of a subscription (`<topic>/Subscriptions/<name>`): active (incl.
+   * locked), locked, scheduled, deferred, dead-lettered.
+   */
   queueCounts(queueName: string): QueueCounts {
     return this.queueNamed(queueName).counts();
   }
@@ -253,11 +280,18 @@ export class ServiceBusEmulator {
     this.server = server;
     this.boundPort = (server.address() as AddressInfo).port;
     const queues = this.queueNames();
+    const topics = [...this.topics.values()].map(
+      (topic) => `${topic.name} [${[...topic.subscriptions.values()].map((s) => s.name).join(", ")}]`,
+    );
+    const served = [
+      ...(queues.length > 0 ? [`queues: ${queues.join(", ")}`] : []),
+      ...(topics.length > 0 ? [`topics: ${topics.join("; ")}`] : []),
+    ];
     this.log(
       `listening on ${this.host}:${this.boundPort} ` +
-        (queues.length > 0
-          ? `(queues: ${queues.join(", ")})`
-          : "(no queues: pass a Config.json to serve some)"),
+        (served.length > 0
+          ? `(${served.join("; ")})`
+          : "(no queues or topics: pass a Config.json to serve some)"),
     );
   }
 
@@ -285,6 +319,7 @@ export class ServiceBusEmulator {
     this.removeBusyProbe?.();
     this.removeBusyProbe = undefined;
     for (const queue of this.queues.values()) queue.dispose();
+    for (const topic of this.topics.values()) topic.dispose();
     this.log("stopped");
   }
 
@@ -359,6 +394,14 @@ export class ServiceBusEmulator {
       this.refuse(link, "amqp:not-allowed", `Cannot send to the dead-letter queue '${queue.name}'.`);
       return;
     }
+    if (!management && this.isSubscription(queue)) {
+      this.refuse(
+        link,
+        "amqp:not-allowed",
+        `Cannot send to the subscription '${queue.name}': send to its topic.`,
+      );
+      return;
+    }
     this.echoAttach(link);
     this.roles.set(link, management ? { kind: "management", queue } : { kind: "intake", queue });
   }
@@ -377,6 +420,14 @@ export class ServiceBusEmulator {
     }
     const queue = this.admit(link, address);
     if (!queue) return;
+    if (this.topicIntakes.has(queue)) {
+      this.refuse(
+        link,
+        "amqp:not-allowed",
+        `Cannot receive from the topic '${queue.name}': receive from one of its subscriptions, '${queue.name}/Subscriptions/<name>'.`,
+      );
+      return;
+    }
     this.echoAttach(link);
     const mode: ReceiveMode = remoteAttach(link).snd_settle_mode === 1 ? "receiveAndDelete" : "peekLock";
     const consumer: Consumer = { link, queue, mode, queuedDeliveryIds: [] };
@@ -414,8 +465,13 @@ export class ServiceBusEmulator {
     let name = path.endsWith(MANAGEMENT_SUFFIX) ? path.slice(0, -MANAGEMENT_SUFFIX.length) : path;
     const deadLetter = name.endsWith(DEAD_LETTER_PATH_SUFFIX);
     if (deadLetter) name = name.slice(0, -DEAD_LETTER_PATH_SUFFIX.length);
-    const queue = this.queues.get(name);
-    return deadLetter ? queue?.deadLetterQueue : queue;
+    const queue = this.queues.get(name) ?? this.subscriptionQueues.get(name);
+    if (deadLetter) return queue?.deadLetterQueue;
+    return queue ?? this.topics.get(name)?.intake;
+  }
+
+  private isSubscription(queue: MessageQueue): boolean {
+    return this.subscriptionQueues.get(queue.name.toLowerCase()) === queue;
   }
 
   /** Answers the attach as Service Bus does: the same terminus and settle modes, and a max message size. */
@@ -444,7 +500,8 @@ export class ServiceBusEmulator {
   }
 
   private queueNamed(queueName: string): MessageQueue {
-    const queue = this.queues.get(queueName.toLowerCase());
+    const key = queueName.toLowerCase();
+    const queue = this.queues.get(key) ?? this.subscriptionQueues.get(key);
     if (!queue)
       throw new Error(
         `No queue '${queueName}' in the Service Bus emulator (queues: ${this.queueNames().join(", ")})`,

@@ -7,6 +7,7 @@
  * as a uint, and a uuid as binary; a .NET receiver then gets a uint where an int was sent.
  */
 import { types, type Typed } from "rhea";
+import type { SqlValue, SystemPropertyName } from "./sqlFilter";
 
 /** The parts of rhea's codec that its typings leave out. */
 interface RheaCodec {
@@ -58,6 +59,17 @@ const BY_CODE = new Map<number, SectionKind>(
 /** Field positions in the header and properties lists. */
 const HEADER = { durable: 0, priority: 1, ttl: 2 } as const;
 const PROPERTIES = { messageId: 0 } as const;
+/** Where each system property a subscription rule reads or sets sits in the properties list (part 3.2.4). */
+const SYSTEM_PROPERTY_FIELDS: Record<SystemPropertyName, number> = {
+  MessageId: 0,
+  To: 2,
+  Label: 3, // subject
+  ReplyTo: 4,
+  CorrelationId: 5,
+  ContentType: 6,
+  SessionId: 10, // group-id
+  ReplyToSessionId: 12, // reply-to-group-id
+};
 
 export class MessageDecodeError extends Error {
   override name = "MessageDecodeError";
@@ -169,6 +181,54 @@ export class EncodedMessage {
     for (let i = 0; i + 1 < items.length; i += 2)
       decoded[String(codec.unwrap(items[i]))] = codec.unwrap(items[i + 1]);
     return decoded;
+  }
+
+  /** The system properties a subscription rule can read, decoded (absent ones left out). */
+  systemProperties(): Partial<Record<SystemPropertyName, unknown>> {
+    const properties = this.sections.properties;
+    if (!properties) return {};
+    const fields = listItems(new codec.Reader(properties).read());
+    const decoded: Partial<Record<SystemPropertyName, unknown>> = {};
+    for (const [name, at] of Object.entries(SYSTEM_PROPERTY_FIELDS)) {
+      const value = fields[at] === undefined ? undefined : codec.unwrap(fields[at]);
+      if (value !== undefined && value !== null) decoded[name as SystemPropertyName] = value;
+    }
+    return decoded;
+  }
+
+  /**
+   * The same message with these system properties set, as a rule action's `SET sys.X = ...` sets them:
+   * as text (content-type is a symbol on the wire), or cleared by null.
+   */
+  withSystemProperties(changes: Partial<Record<SystemPropertyName, SqlValue>>): EncodedMessage {
+    const entries = Object.entries(changes) as [SystemPropertyName, SqlValue][];
+    if (entries.length === 0) return this;
+    const fields = this.sections.properties
+      ? [...listItems(new codec.Reader(this.sections.properties).read())]
+      : [];
+    for (const [name, value] of entries) {
+      const at = SYSTEM_PROPERTY_FIELDS[name];
+      if (value === null) fields[at] = codec.Null();
+      else if (name === "ContentType") fields[at] = codec.wrap_symbol(String(value));
+      else fields[at] = codec.wrap_string(String(value));
+    }
+    return new EncodedMessage({ ...this.sections, properties: encodeSection("properties", list(fields)) });
+  }
+
+  /** The same message without these application properties (a rule action's REMOVE). */
+  withoutApplicationProperties(names: Iterable<string>): EncodedMessage {
+    const removed = new Set(names);
+    const bytes = this.sections.applicationProperties;
+    if (removed.size === 0 || !bytes) return this;
+    const items = mapItems(new codec.Reader(bytes).read());
+    const kept: Typed[] = [];
+    for (let i = 0; i + 1 < items.length; i += 2) {
+      if (!removed.has(String(codec.unwrap(items[i])))) kept.push(items[i] as Typed, items[i + 1] as Typed);
+    }
+    return new EncodedMessage({
+      ...this.sections,
+      applicationProperties: encodeSection("applicationProperties", codec.Map32(kept)),
+    });
   }
 
   /** The same message with this message-id (Service Bus stamps one when the sender set none). */

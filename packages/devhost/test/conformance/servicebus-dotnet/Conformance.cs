@@ -45,6 +45,9 @@ public static class Conformance
         return await done;
     }
 
+    /// <summary>The topic of TopicTests, read from SERVICEBUS_TOPIC (its subscriptions are described there).</summary>
+    public static string Topic() => Required("SERVICEBUS_TOPIC");
+
     private static string Required(string name) =>
         Environment.GetEnvironmentVariable(name) is { Length: > 0 } value
             ? value

@@ -98,7 +98,7 @@ describe("devhost and the embedded emulators", () => {
     });
     hosts.push(host);
     expect(host.lines()).toContain(
-      "Service Bus: no DEVHOST_SERVICEBUS_CONFIG setting and no servicebus-emulator.config.json next to host.json, so the emulator serves no queues.",
+      "Service Bus: no DEVHOST_SERVICEBUS_CONFIG setting and no servicebus-emulator.config.json next to host.json, so the emulator serves no queues or topics.",
     );
     expect(await isListening(port)).toBe(true);
     await host.stop();

@@ -12,6 +12,7 @@ import {
   parseIsoDuration,
   queueSettingsOf,
   ServiceBusEmulator,
+  type EmulatorConfigFile,
 } from "../../../src/emulators/servicebus";
 import { queueConfig } from "../../support/servicebus";
 
@@ -152,13 +153,137 @@ describe("loadEmulatorConfig", () => {
     ).toThrow(/queue "q" property MaxDeliveryCount = -1/);
   });
 
-  it("loads a file written for the official emulator with topics, serving its queues and saying topics are ignored", async () => {
+  it("serves the topics of a file written for the official emulator, with their subscriptions", () => {
     const lines: string[] = [];
     const config = queueConfig({ q: {} });
-    config.UserConfig.Namespaces[0]!.Topics = [{ Name: "topic.1", Properties: {}, Subscriptions: [] }];
+    config.UserConfig.Namespaces[0]!.Topics = [
+      { Name: "topic.1", Properties: {}, Subscriptions: [{ Name: "subscription.1" }] },
+    ];
     const withTopics = new ServiceBusEmulator({ port: 0, config, log: (line) => lines.push(line) });
     expect(withTopics.queueNames()).toEqual(["q"]);
-    expect(lines).toContain("topics are not supported; ignoring topic.1");
+    expect(withTopics.topicNames()).toEqual(["topic.1"]);
+    expect(withTopics.subscriptionPaths("topic.1")).toEqual(["topic.1/Subscriptions/subscription.1"]);
+  });
+
+  it("loads the official emulator's own sample Config.json, rules and all", () => {
+    // The sample shipped with github.com/Azure/azure-service-bus-emulator-installer (ServiceBus-Emulator/Config),
+    // its commented-out lines left out: correlation filters on a system and a user property, a subscription
+    // without rules, and a SQL filter with an action.
+    const subscription = (Name: string, Rules?: unknown[]) => ({
+      Name,
+      Properties: {
+        DeadLetteringOnMessageExpiration: false,
+        DefaultMessageTimeToLive: "PT1H",
+        LockDuration: "PT1M",
+        MaxDeliveryCount: 3,
+        ForwardDeadLetteredMessagesTo: "",
+        ForwardTo: "",
+        RequiresSession: false,
+      },
+      ...(Rules ? { Rules } : {}),
+    });
+    const file = {
+      UserConfig: {
+        Namespaces: [
+          {
+            Name: "sbemulatorns",
+            Queues: [],
+            Topics: [
+              {
+                Name: "topic.1",
+                Properties: {
+                  DefaultMessageTimeToLive: "PT1H",
+                  DuplicateDetectionHistoryTimeWindow: "PT20S",
+                  RequiresDuplicateDetection: false,
+                },
+                Subscriptions: [
+                  subscription("subscription.1", [
+                    {
+                      Name: "app-prop-filter-1",
+                      Properties: {
+                        FilterType: "Correlation",
+                        CorrelationFilter: { ContentType: "application/json" },
+                      },
+                    },
+                  ]),
+                  subscription("subscription.2", [
+                    {
+                      Name: "user-prop-filter-1",
+                      Properties: {
+                        FilterType: "Correlation",
+                        CorrelationFilter: { Properties: { prop1: "value1" } },
+                      },
+                    },
+                  ]),
+                  subscription("subscription.3"),
+                  subscription("subscription.4", [
+                    {
+                      Name: "sql-filter-1",
+                      Properties: {
+                        FilterType: "Sql",
+                        SqlFilter: { SqlExpression: "sys.MessageId = '123456' AND userProp1 = 'value1'" },
+                        Action: { SqlExpression: "SET sys.To = 'Entity'" },
+                      },
+                    },
+                  ]),
+                ],
+              },
+            ],
+          },
+        ],
+        Logging: { Type: "File" },
+      },
+    };
+    const emulator = new ServiceBusEmulator({ port: 0, config: file as EmulatorConfigFile });
+    expect(emulator.subscriptionPaths("topic.1")).toHaveLength(4);
+  });
+
+  it("names the topic, subscription and rule of a bad filter, with the problem", () => {
+    const config = queueConfig({});
+    config.UserConfig.Namespaces[0]!.Topics = [
+      {
+        Name: "orders",
+        Subscriptions: [
+          {
+            Name: "big",
+            Rules: [
+              {
+                Name: "large",
+                Properties: { FilterType: "Sql", SqlFilter: { SqlExpression: "quantity >" } },
+              },
+              {
+                Name: "tagged",
+                Properties: {
+                  FilterType: "Sql",
+                  SqlFilter: { SqlExpression: "1=1" },
+                  Action: { SqlExpression: "SET" },
+                },
+              },
+              { Name: "nofilter", Properties: { FilterType: "Correlation" } },
+              {
+                Name: "large",
+                Properties: { FilterType: "Sql", SqlFilter: { SqlExpression: "sys.Nope = 1" } },
+              },
+            ],
+          },
+          { Name: "BIG" },
+        ],
+      },
+    ];
+    let message = "";
+    try {
+      loadEmulatorConfig(config);
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(
+      /topic "orders" subscription "big" rule "large": expected .* but found the end of the expression/,
+    );
+    expect(message).toMatch(/topic "orders" subscription "big" rule "tagged": expected a property name/);
+    expect(message).toMatch(/rule "nofilter": FilterType "Correlation" needs a CorrelationFilter/);
+    expect(message).toMatch(/rule "large": unknown system property sys.Nope/);
+    expect(message).toMatch(/rule "large" property Name = "large": is declared twice/);
+    expect(message).toMatch(/topic "orders" subscription "BIG" property Name = "BIG": is declared twice/);
   });
 });
 
@@ -170,7 +295,7 @@ describe("without a config", () => {
     await emulator.start();
     try {
       expect(logged[0]).toMatch(
-        /^listening on 127\.0\.0\.1:\d+ \(no queues: pass a Config\.json to serve some\)$/,
+        /^listening on 127\.0\.0\.1:\d+ \(no queues or topics: pass a Config\.json to serve some\)$/,
       );
     } finally {
       await emulator.stop();
