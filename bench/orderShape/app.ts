@@ -5,8 +5,8 @@
  * spends per order is what the devhost, the Functions library, the durable SDK and the bus cost an order of
  * this shape, however lean the app's code; orderShape.ts runs it. One file, since its parts are one fixture.
  *
- * Per order, as the real app's order profile shows it: the front door's POST (one send to `orders`), the
- * admission's execution on `orders` (the first step's request, sent with the claim, and one durable start), an
+ * Per order, as the real app's order profile shows it: the front door's POST, which records the submission and
+ * admits the order (the first step's request, sent with the claim, and one durable start), an
  * orchestration that waits for one answer per step, each raced against a durable timer that is then cancelled,
  * one request per step to its service's agent (one agent per service, one reply per request), one reply delivery
  * per step that sends the next step's request (or the end's status) and raises one event, and STATUSES_PER_ORDER
@@ -72,22 +72,14 @@ app.http("shapeSubmit", {
   methods: ["POST"],
   authLevel: "anonymous",
   route: "shape/{orderId}",
-  handler: async (request: HttpRequest): Promise<HttpResponseInit> => {
+  extraInputs: [df.input.durableClient()],
+  handler: async (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> => {
     const orderId = request.params.orderId ?? "";
     await request.text();
-    await send("orders", { orderId, instanceId: `${orderId}:1`, step: -1, kind: "submitted" });
-    return { status: 202 };
-  },
-});
-
-app.serviceBusQueue("shapeAdmit", {
-  connection: "ServiceBusConnection",
-  queueName: "orders",
-  extraInputs: [df.input.durableClient()],
-  handler: async (message: unknown, context: InvocationContext) => {
-    const hop = message as Hop;
-    await dispatch({ ...hop, step: 0 });
+    const hop: Hop = { orderId, instanceId: `${orderId}:1`, step: 0, kind: "submitted" };
+    await dispatch(hop);
     await df.getClient(context).startNew("shapeOrchestration", { instanceId: hop.instanceId, input: hop });
+    return { status: 202 };
   },
 });
 

@@ -153,8 +153,9 @@ export const API = {
     tag: "orders",
     summary: "Submit an order",
     description:
-      "Validated as the `orders` queue validates it, stored, then enqueued. The same orderId with the same " +
-      "data again is 202 (a no-op); with different data it is 409.",
+      "Validated as the `orders` queue validates it, stored, and its submission recorded (or, while the state " +
+      "store does not answer, enqueued to `orders`, whose submission records it). The same orderId with the " +
+      "same data again is 202 (a no-op); with different data it is 409.",
     access: { kind: "functionKey" },
     body: {
       schema: "Order",
@@ -169,7 +170,11 @@ export const API = {
       },
     },
     responses: {
-      202: { description: "Accepted: stored and enqueued", body: "OrderAccepted", headers: ["Location"] },
+      202: {
+        description: "Accepted: stored and recorded, or queued",
+        body: "OrderAccepted",
+        headers: ["Location"],
+      },
       400: { description: "Not JSON, or an invalid field, named", body: "Problem" },
       409: { description: "The orderId was already submitted with different data", body: "Problem" },
       429: backlogFull("Refused"),

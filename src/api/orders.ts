@@ -15,11 +15,12 @@ import {
   validateBody,
   QUEUES,
   orderDocumentSchema,
+  type Order,
   type StateRecord,
   type TransitionResult,
 } from "../domain";
 import { statusMessagesFromHistory } from "../domain/statusMessages";
-import { validateOrder } from "../submission/submit";
+import { recordSubmission, validateOrder, type SubmissionOutcome } from "../submission/submit";
 import { continuationParam, encodeContinuation, listLimit, routeOrderId, stateFilter } from "./params";
 import type { Logger } from "../telemetry/logger";
 import { auditName, type Principal } from "./principal";
@@ -81,16 +82,21 @@ export const operatorRefusalSchema = problemSchema.extend({
 /**
  * Front door: the same validation as the queue, admission control (429 while the Pending backlog is over
  * MAX_PENDING_BACKLOG, so a downstream incident shows up as backpressure instead of an unbounded backlog), then
- * the order document is created before anything is enqueued. Creating it is the decision: of two requests with
- * the same orderId and different data, exactly one creates it and gets 202, the other finds it and gets 409,
- * however close together they arrive. The same data again is 202 and enqueues again, which the submission
- * function takes as the no-op it is.
+ * the order document is created. Creating it is the decision: of two requests with the same orderId and different
+ * data, exactly one creates it and gets 202, the other finds it and gets 409, however close together they arrive.
+ * The front door then completes the submission itself, as the `orders` queue's function would (the state record and
+ * the submitter's "received": recordSubmission), and runs the fast path's claim round. Should the state store fail
+ * after the document was stored, the order goes to the `orders` queue instead, whose submission puts it back until
+ * the store answers; should the bus fail too, the client gets 503 and sends the request again, and the Supervisor's
+ * sweep completes a submission whose document has no record in any case. The same data again is 202 and a no-op.
  */
 export async function submitOrderRequest(
   deps: Dependencies,
   request: HttpRequest,
-  /** The invocation's context: the order's message continues the span it runs in (functions/traced.ts). */
-  from?: object,
+  /** The invocation's log: its span is the order's trace (functions/traced.ts). */
+  log: Logger,
+  /** The fast path: a claim round, run once the order is recorded (best effort; the starter's timer is the rest). */
+  claimRound: () => Promise<unknown> = async () => undefined,
 ): Promise<HttpResponseInit> {
   const read = await readJsonBody(request, deps.config.maxRequestBytes);
   if (!read.ok) return read.response;
@@ -108,24 +114,32 @@ export async function submitOrderRequest(
       { "retry-after": String(RETRY_AFTER_SECONDS) },
     );
   }
+  const conflict = () => problem(409, `order ${order.orderId} was already submitted with different data`);
+  let recorded: SubmissionOutcome | undefined;
   try {
     const stored = await deps.orders.ensure(order, deps.now());
-    if (stored.kind === "conflict") {
-      return problem(409, `order ${order.orderId} was already submitted with different data`);
+    if (stored.kind === "conflict") return conflict();
+    recorded = await recordAtTheDoor(deps, log, order);
+    if (!recorded) {
+      await deps.messaging.send(
+        QUEUES.orders,
+        { body: order, messageId: submissionMessageId(order), correlationId: order.orderId },
+        log,
+      );
     }
-    // Should this fail, the client sees a 503 and sends the same request again, which finds its own document;
-    // should it never come back, the Supervisor's sweep finds the document and completes the submission.
-    await deps.messaging.send(
-      QUEUES.orders,
-      { body: order, messageId: submissionMessageId(order), correlationId: order.orderId },
-      from,
-    );
   } catch (error) {
     if (!isTransientInfraError(error)) throw error;
     return json(
       503,
       { error: `order ${order.orderId} not accepted: ${describeInfraError(error)}; send it again later` },
       { "retry-after": String(RETRY_AFTER_SECONDS) },
+    );
+  }
+  if (recorded?.kind === "conflict") return conflict();
+  if (recorded?.kind === "accepted" && recorded.created) {
+    // The order is accepted whatever happens here: should the round fail, the starter's timer claims it.
+    await claimRound().catch((error: unknown) =>
+      log.warn(`order ${order.orderId}: claim round failed, left to the starter (${String(error)})`),
     );
   }
   const statusUrl = new URL(
@@ -135,6 +149,29 @@ export async function submitOrderRequest(
   return json(202, { orderId: order.orderId, statusUrl } satisfies z.infer<typeof orderAcceptedSchema>, {
     location: statusUrl,
   });
+}
+
+/**
+ * The submission's second half at the front door (recordSubmission), or undefined when the state store did not
+ * answer: the order then goes to the `orders` queue, whose submission retries through the outage. A conflict here
+ * is answered 409 to the caller who sent it, so it raises no alert (the queue's submission alerts, having no caller).
+ */
+async function recordAtTheDoor(
+  deps: Dependencies,
+  log: Logger,
+  order: Order,
+): Promise<SubmissionOutcome | undefined> {
+  try {
+    return await recordSubmission(deps, log, order, async (raised) => {
+      log.warn(`${raised.kind} for ${order.orderId}, answered 409: ${raised.reason}`);
+    });
+  } catch (error) {
+    if (!isTransientInfraError(error)) throw error;
+    log.warn(
+      `order ${order.orderId}: state store unavailable (${describeInfraError(error)}); handed to the orders queue`,
+    );
+    return undefined;
+  }
 }
 
 /** 200 {order, state, statusMessages}: the messages the submitter was sent, derived from the audit trail. */

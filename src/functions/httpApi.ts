@@ -48,11 +48,15 @@ const forRole =
     return authorized.ok ? handler(request, context, authorized.principal) : authorized.response;
   };
 
-// The front door starts an order's trace, or continues the caller's.
+// The front door starts an order's trace, or continues the caller's; it records the order and, on the fast path,
+// starts it (a claim round: an idle system starts the order now instead of at the next starter tick).
 app.http(API.submitOrder.functionName, {
   ...httpTrigger(API.submitOrder),
+  extraInputs: [df.input.durableClient()],
   handler: tracedRequest(API.submitOrder.route, (request: HttpRequest, context: InvocationContext) =>
-    submitOrderRequest(dependencies(), request, context),
+    submitOrderRequest(dependencies(), request, context, () =>
+      requestClaimRound(dependencies(), context, startAttemptWith(df.getClient(context))),
+    ),
   ),
 });
 

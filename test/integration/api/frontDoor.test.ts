@@ -33,7 +33,11 @@ describe("POST /api/orders at MAX_PENDING_BACKLOG", () => {
     for (const orderId of waiting)
       await deps.states.create(pendingRecord(sampleOrder({ orderId }), orderWorkflowV1));
 
-    const refused = await submitOrderRequest(deps, post(sampleOrder({ orderId: "OVER-1" })));
+    const refused = await submitOrderRequest(
+      deps,
+      post(sampleOrder({ orderId: "OVER-1" })),
+      stack.context("httpApi-submitOrder"),
+    );
     expect(refused.status).toBe(429);
     expect(refused.headers).toMatchObject({ "retry-after": "10" });
     expect((refused.jsonBody as { error: string }).error).toContain("at or over MAX_PENDING_BACKLOG=2");
@@ -45,9 +49,25 @@ describe("POST /api/orders at MAX_PENDING_BACKLOG", () => {
       await deps.states.replace({ ...record, processState: "Processed" });
     }
     clock = new Date(clock.getTime() + BACKLOG_CACHE_MS - 1);
-    expect((await submitOrderRequest(deps, post(sampleOrder({ orderId: "OVER-2" })))).status).toBe(429);
+    expect(
+      (
+        await submitOrderRequest(
+          deps,
+          post(sampleOrder({ orderId: "OVER-2" })),
+          stack.context("httpApi-submitOrder"),
+        )
+      ).status,
+    ).toBe(429);
     clock = new Date(clock.getTime() + 1);
-    expect((await submitOrderRequest(deps, post(sampleOrder({ orderId: "OVER-2" })))).status).toBe(202);
+    expect(
+      (
+        await submitOrderRequest(
+          deps,
+          post(sampleOrder({ orderId: "OVER-2" })),
+          stack.context("httpApi-submitOrder"),
+        )
+      ).status,
+    ).toBe(202);
     expect(await deps.orders.get("OVER-2")).toMatchObject({ orderId: "OVER-2" });
   });
 });

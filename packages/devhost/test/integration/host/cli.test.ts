@@ -116,9 +116,10 @@ describe("devhost CLI", () => {
     });
 
     it("when a setting is wrong", async () => {
-      const output = await refusedStart(["--port", "0"], { FUNCTIONS_REQUEST_BODY_SIZE_LIMIT: "lots" });
+      // A limit the host would take and then fail every request with (an unparsable one it ignores).
+      const output = await refusedStart(["--port", "0"], { FUNCTIONS_REQUEST_BODY_SIZE_LIMIT: "-1" });
       expect(output).toContain(
-        'devhost could not start: FUNCTIONS_REQUEST_BODY_SIZE_LIMIT: "lots" is not a number',
+        'devhost could not start: FUNCTIONS_REQUEST_BODY_SIZE_LIMIT: "-1" is negative',
       );
     });
   });
