@@ -87,7 +87,7 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
   const appSettings = faulty?.appSettings ?? stack.appSettings;
   const cli = devhostCliIn(inject("appBuildDir"));
   const temps: string[] = [];
-  const running = new Set<AppProcess>();
+  const started = new Set<AppProcess>();
   const bus = new ServiceBusClient(emulators.serviceBusConnectionString);
   const cosmos = new CosmosClient({
     endpoint: emulators.cosmosEndpoint,
@@ -117,7 +117,7 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
       appEntry: options.functions ? appRootWith(entry, options.functions) : entry,
       dataDir,
       // Each start gets its own log, so output() is this run's alone even when a data directory is reused.
-      logFile: path.join(dataDir, `app-${Date.now()}-${running.size}.log`),
+      logFile: path.join(dataDir, `app-${Date.now()}-${started.size}.log`),
       settings: appSettings({
         ...E2E_SETTINGS,
         [ORDER_APP_ENTRY_SETTING]: APP_ENTRY,
@@ -127,8 +127,9 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
       ...(process.env.E2E_LOGS ? { echo: (chunk: string) => process.stdout.write(chunk) } : {}),
     });
     await app.start();
-    running.add(app);
-    void app.exited.then(() => running.delete(app));
+    // Kept until the stack stops, not until this run exits: a test may kill the app and start it again, and the
+    // restarted process must be stopped with the stack too (kill() does nothing to one that is not running).
+    started.add(app);
     return app;
   }
 
@@ -147,7 +148,7 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
     ...recordWaits(state),
     ...simulatorAndQueues(emulators.simulatorUrl, bus),
     async stop() {
-      await Promise.all([...running].map((app) => app.kill()));
+      await Promise.all([...started].map((app) => app.kill()));
       await bus.close();
       cosmos.dispose();
       await faulty?.close();
