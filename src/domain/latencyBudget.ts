@@ -71,16 +71,24 @@ const scaleOutHop = (group: string): LatencyHop => ({
 });
 
 /**
- * From the moment the dispatch activity sets the step's completeBy (and sends the request) to the moment the
- * orchestration sees the reply: what must fit inside STEP_TIMEOUT_SECONDS.
+ * From the moment a dispatch sets the step's completeBy (the claim's for the first step, the reply path's for each
+ * later one) to the moment the step's answer is recorded: what must fit inside STEP_TIMEOUT_SECONDS. The answer
+ * counts once recorded: the event that tells the orchestration may come after completeBy, and the orchestration
+ * then finds the answer on the record (reportDeadline), so the raise and its pick-up are not in the budget.
  */
 export function stepLatencyBudget(s: LatencyBudgetSettings): LatencyBudget {
   const backoffs = Math.max(0, s.agentMaxAttempts - 1);
   return budgetOf([
     {
+      hop: "first step only: the orchestration started before its request is sent",
+      seconds: AZURE_HOP_SECONDS.raiseEvent,
+      source: "durable client (the starter starts the attempt, then sends the request)",
+    },
+    {
       hop: "dispatch retried after a transient store or bus error",
       seconds: ACTIVITY_RETRY_WAIT_MS / 1000,
-      source: "ACTIVITY_RETRY (src/domain/retryBudget.ts)",
+      source:
+        "ACTIVITY_RETRY (src/domain/retryBudget.ts); the reply path's put-back waits less (2.5 s at most the first time)",
     },
     {
       hop: "request delivered to the agent",
@@ -93,19 +101,9 @@ export function stepLatencyBudget(s: LatencyBudgetSettings): LatencyBudget {
       source: "AGENT_MAX_ATTEMPTS, AGENT_ATTEMPT_TIMEOUT_SECONDS",
     },
     {
-      hop: "reply delivered to agentReplies",
+      hop: "reply delivered to agentReplies, which records it",
       seconds: AZURE_HOP_SECONDS.serviceBusDelivery,
       source: "Service Bus trigger, warm",
-    },
-    {
-      hop: "raiseEvent to the orchestration",
-      seconds: AZURE_HOP_SECONDS.raiseEvent,
-      source: "durable client",
-    },
-    {
-      hop: "orchestration picks the event up",
-      seconds: s.queuePollingSeconds,
-      source: "host.json durableTask.storageProvider.maxQueuePollingInterval",
     },
     scaleOutHop("an agent or agentReplies"),
   ]);

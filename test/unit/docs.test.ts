@@ -59,7 +59,7 @@ function azureLatencyBudgets() {
 function deploymentSections(): Record<string, string> {
   const { step, claim } = azureLatencyBudgets();
   return {
-    "step-latency-budget": renderLatencyBudget("one step, from dispatch to the reply seen", step),
+    "step-latency-budget": renderLatencyBudget("one step, from dispatch to the answer recorded", step),
     "claim-latency-budget": renderLatencyBudget("one claim, from the claim to the first dispatch", claim),
     "service-url-parameters": renderServiceUrlParameters(),
   };
