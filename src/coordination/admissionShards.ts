@@ -36,6 +36,14 @@ export interface Placed {
   ticket: string;
 }
 
+/** Places given back in one write: the attempts' holders that ended, and the tickets of claims that did not land. */
+interface GiveBackBatch {
+  ended: Set<string>;
+  tickets: Set<string>;
+  /** Settles once the batch's write was made (or left to the check). */
+  written: Promise<void>;
+}
+
 /** Lost write races on one shard before a give-back is left to the check (it is only late then, never lost). */
 const MAX_SHARD_RACES = 8;
 
@@ -61,6 +69,10 @@ export class AdmissionPlaces {
   private readonly knownAt = new Map<number, number>();
   /** Shards this instance gave places back to lately: the next round looks there first. */
   private readonly freedLately = new Set<number>();
+  /** This instance's write to each shard in progress: its writes to one shard go one at a time (`exclusively`). */
+  private readonly writing = new Map<number, Promise<unknown>>();
+  /** Give-backs to each shard waiting for the write in progress there: the next write makes them all at once. */
+  private readonly waitingGiveBacks = new Map<number, GiveBackBatch>();
   private readonly random: () => number;
 
   constructor(
@@ -126,6 +138,28 @@ export class AdmissionPlaces {
   }
 
   /**
+   * Runs `write` once this instance's earlier writes to `shard` have ended. Writes of one instance to one shard
+   * would otherwise race each other (a round's take, the give-backs of the attempts ending at that moment): all but
+   * one would lose to the conditional write and read again. In turn, each starts from the version the last one
+   * wrote. Instances still race each other; the conditional write keeps that safe.
+   */
+  private async exclusively<T>(shard: number, write: () => Promise<T>): Promise<T> {
+    const before = this.writing.get(shard) ?? Promise.resolve();
+    const mine = before.catch(() => undefined).then(write);
+    this.writing.set(shard, mine);
+    try {
+      return await mine;
+    } finally {
+      if (this.writing.get(shard) === mine) this.writing.delete(shard);
+    }
+  }
+
+  /** The newest version of `shard` this instance knows, `read` when it knows none newer. */
+  private newest(read: AdmissionShard): AdmissionShard {
+    return this.known.get(read.shard) ?? read;
+  }
+
+  /**
    * Reads the shards a round may use: those given back to lately first, then others at random,
    * ADMISSION.shardsPerRound in all (more when it gave back to several lately), stopping once `wanted` places are
    * found. Entries due for a check are checked on the way (crash repair), so a place whose attempt ended without
@@ -174,26 +208,34 @@ export class AdmissionPlaces {
     const placed: Placed[] = [];
     let next = 0;
     for (const room of rooms) {
-      let current = room.shard;
-      for (let race = 0; race < MAX_SHARD_RACES && next < records.length; race++) {
-        const now = this.options.now();
-        const fits = Math.min(freePlaces(current, room.capacity), records.length - next);
-        if (fits === 0) break;
-        const batch = records.slice(next, next + fits);
-        const entries = batch.map((record) => this.entryFor(record, now));
-        const written = await this.write(
-          current,
-          updateShard(current, { take: entries }, room.capacity, now)!,
-        );
-        if (written) {
-          placed.push(
-            ...entries.map((entry, i) => ({ record: batch[i]!, shard: current.shard, ticket: entry.ticket })),
+      if (next >= records.length) break;
+      await this.exclusively(room.shard.shard, async () => {
+        // A give-back of this instance may have written the shard since the round read it.
+        let current = this.newest(room.shard);
+        for (let race = 0; race < MAX_SHARD_RACES; race++) {
+          const now = this.options.now();
+          const fits = Math.min(freePlaces(current, room.capacity), records.length - next);
+          if (fits === 0) return;
+          const batch = records.slice(next, next + fits);
+          const entries = batch.map((record) => this.entryFor(record, now));
+          const written = await this.write(
+            current,
+            updateShard(current, { take: entries }, room.capacity, now)!,
           );
-          next += fits;
-          break;
+          if (written) {
+            placed.push(
+              ...entries.map((entry, i) => ({
+                record: batch[i]!,
+                shard: current.shard,
+                ticket: entry.ticket,
+              })),
+            );
+            next += fits;
+            return;
+          }
+          current = await this.read(current.shard);
         }
-        current = await this.read(current.shard);
-      }
+      });
     }
     return placed;
   }
@@ -221,7 +263,24 @@ export class AdmissionPlaces {
     shard: number,
     which: { ended?: readonly string[]; tickets?: readonly string[] },
   ): Promise<void> {
-    const change = { ended: new Set(which.ended ?? []), tickets: new Set(which.tickets ?? []) };
+    // Give-backs that come while this instance writes the shard wait, and go in its next write together.
+    let batch = this.waitingGiveBacks.get(shard);
+    if (!batch) {
+      const opened: GiveBackBatch = { ended: new Set(), tickets: new Set(), written: Promise.resolve() };
+      this.waitingGiveBacks.set(shard, opened);
+      opened.written = this.exclusively(shard, async () => {
+        // Closed: a give-back from now on opens the next batch.
+        if (this.waitingGiveBacks.get(shard) === opened) this.waitingGiveBacks.delete(shard);
+        await this.giveBackNow(shard, opened);
+      });
+      batch = opened;
+    }
+    for (const holder of which.ended ?? []) batch.ended.add(holder);
+    for (const ticket of which.tickets ?? []) batch.tickets.add(ticket);
+    await batch.written;
+  }
+
+  private async giveBackNow(shard: number, change: GiveBackBatch): Promise<void> {
     const concerned = (s: AdmissionShard) =>
       s.entries.some((e) => change.ended.has(e.holder) || change.tickets.has(e.ticket));
     const cached = this.known.get(shard);

@@ -29,7 +29,7 @@ export interface AppStack {
 export async function startAppStack(
   settings: Record<string, string> = {},
   /** What the stack itself is started with: e.g. `onCosmosRequest`, to count the store requests of a call. */
-  options: Pick<LocalStackOptions, "onCosmosRequest"> = {},
+  options: Pick<LocalStackOptions, "onCosmosRequest" | "onCosmosResponse"> = {},
 ): Promise<AppStack> {
   const stack = await startLocalStack(options);
   const config = loadConfig(stack.appSettings(settings));
