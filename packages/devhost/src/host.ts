@@ -16,6 +16,7 @@ import { findAppRoot, readHostConfig, type HostConfig } from "./settings";
 import { loadRegistrations } from "./startup/appLoad";
 import { startApp } from "./startup/appStart";
 import { durableApiMessage } from "./startup/durableApi";
+import { hostLockMessage, WORKER_READY_MESSAGE } from "./startup/readySignals";
 import { connectEmulators } from "./startup/emulators";
 import { serveHttp } from "./startup/httpServer";
 import { createRuntime, type HostRuntime } from "./startup/runtime";
@@ -209,6 +210,9 @@ export async function startDevHost(options: DevHostOptions): Promise<DevHost> {
     }
 
     logger.info(formatFunctionList(triggers.summaries));
+    logger.info(WORKER_READY_MESSAGE);
+    const lockMessage = hostLockMessage(process.env);
+    if (lockMessage) logger.info(lockMessage);
     logger.info(durableApiMessage(server.url, durableKey));
     logger.info(hostStartedMessage(server.url, runtime.engine.taskHubName, options.dataDir));
     let stopping: Promise<void> | undefined;
