@@ -61,6 +61,9 @@ function slowSend(queue: string): Error {
   });
 }
 
+/** How long a retired sender stays open for the sends still in flight on it: longer than all of BUS_CALLS' tries. */
+const RETIRED_SENDER_CLOSE_MS = 60_000;
+
 /** Service Bus limits a MessageId to 128 characters, and an application property value is kept short. */
 const MAX_MESSAGE_ID = 128;
 const MAX_DESCRIPTION = 4096;
@@ -140,11 +143,24 @@ export class Messaging {
     );
   }
 
+  /**
+   * Takes a sender whose send failed for a reason of the bus out of the cache, so that the next send to its queue
+   * opens a new link: after a connection reset a cached sender's link can stay broken for as long as the SDK's own
+   * recovery takes (a run saw sends to one queue slow for a minute after the reset). Sends still in flight on it
+   * finish or time out on their own, within the SDK's tries (BUS_CALLS); then it is closed.
+   */
+  private retire(queue: string, sender: ServiceBusSender): void {
+    if (this.senders.get(queue) !== sender) return;
+    this.senders.delete(queue);
+    setTimeout(() => void sender.close().catch(() => undefined), RETIRED_SENDER_CLOSE_MS).unref();
+  }
+
   private async sendTraced(queue: string, message: OutgoingMessage, span: Span | undefined): Promise<void> {
     const applicationProperties = { ...message.applicationProperties, ...traceProperties(span) };
     const slow = setTimeout(() => this.onFault(slowSend(queue)), SLOW_SEND_MS).unref();
+    const sender = this.sender(queue);
     try {
-      await this.sender(queue).sendMessages({
+      await sender.sendMessages({
         body: message.body,
         contentType: message.contentType ?? "application/json",
         ...(message.messageId ? { messageId: message.messageId } : {}),
@@ -156,7 +172,10 @@ export class Messaging {
         ...(Object.keys(applicationProperties).length > 0 ? { applicationProperties } : {}),
       });
     } catch (error) {
-      if (isTransientInfraError(error)) this.onFault(error);
+      if (isTransientInfraError(error)) {
+        this.onFault(error);
+        this.retire(queue, sender);
+      }
       throw error;
     } finally {
       clearTimeout(slow);
