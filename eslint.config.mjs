@@ -129,6 +129,8 @@ export default tseslint.config(
               from: "src/resilience/infraResilience.ts",
               names: ["isTransientInfraError", "infraPartOf", "describeInfraError"],
             },
+            // A bounded wait: a function of a promise and a timer, reaching no client (the front door's fast path).
+            { from: "src/resilience/waitAtMost.ts", names: ["waitAtMost"] },
             // The Scheduler and the Supervisor send the alert a transition decided and mark it sent: a function of
             // the notifications and the state store it is handed (dependencies.ts built them), reaching no client.
             { from: "src/messaging/decidedAlerts.ts", names: ["sendDecidedAlert"] },

@@ -25,6 +25,7 @@ import { continuationParam, encodeContinuation, listLimit, routeOrderId, stateFi
 import type { Logger } from "../telemetry/logger";
 import { auditName, type Principal } from "./principal";
 import { describeInfraError, isTransientInfraError } from "../resilience/infraResilience";
+import { waitAtMost } from "../resilience/waitAtMost";
 import { json, problem, problemSchema, readJsonBody, withoutStoreFields } from "./responses";
 
 /** Seconds a client should wait after a 429: about one starter period, when capacity may have freed up. */
@@ -158,18 +159,12 @@ export const FAST_PATH_WAIT_MS = 250;
 /** Runs the fast path's claim round for a new order, waiting for it at most FAST_PATH_WAIT_MS. */
 async function fastPath(order: Order, claimRound: () => Promise<unknown>, log: Logger): Promise<void> {
   // The order is accepted whatever happens here: should the round fail, the starter's timer claims it.
-  const round = claimRound().catch((error: unknown) =>
-    log.warn(`order ${order.orderId}: claim round failed, left to the starter (${String(error)})`),
+  const round = claimRound().then(
+    () => undefined,
+    (error: unknown) =>
+      log.warn(`order ${order.orderId}: claim round failed, left to the starter (${String(error)})`),
   );
-  let timer: NodeJS.Timeout | undefined;
-  const waited = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, FAST_PATH_WAIT_MS);
-  });
-  try {
-    await Promise.race([round, waited]);
-  } finally {
-    clearTimeout(timer);
-  }
+  await waitAtMost(round, FAST_PATH_WAIT_MS, undefined);
 }
 
 /**

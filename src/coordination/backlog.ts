@@ -1,4 +1,5 @@
 import type { StateStore } from "../store/stateStore";
+import { waitAtMost } from "../resilience/waitAtMost";
 
 /**
  * How long the front door trusts its last count of the Pending backlog. The count is a cross-partition query; made
@@ -46,15 +47,6 @@ export class BacklogGauge {
         this.counting = undefined;
       });
     // Before any count (a new instance), a stalled first count answers 0: unknown is not over the bound.
-    const fallback = last?.count ?? 0;
-    let timer: NodeJS.Timeout | undefined;
-    const waited = new Promise<number>((resolve) => {
-      timer = setTimeout(() => resolve(fallback), BACKLOG_WAIT_MS);
-    });
-    try {
-      return await Promise.race([this.counting, waited]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return waitAtMost(this.counting, BACKLOG_WAIT_MS, last?.count ?? 0);
   }
 }

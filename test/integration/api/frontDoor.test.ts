@@ -3,27 +3,19 @@
  * POST /api/orders answers 429 with Retry-After and stores nothing; the backlog is counted at most once per
  * BACKLOG_CACHE_MS per instance (a cross-partition query on every POST would be an order's costliest request).
  */
-import { HttpRequest } from "@azure/functions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { submitOrderRequest } from "../../../src/api/orders";
 import { orderWorkflowV1 } from "../../../src/domain";
 import { BACKLOG_CACHE_MS, BacklogGauge } from "../../../src/coordination/backlog";
 import { pendingRecord, sampleOrder } from "../../support/domain";
 import { startAppStack, type AppStack } from "../../support/appStack";
+import { orderPost } from "../../support/httpRequests";
 
 let stack: AppStack;
 beforeAll(async () => {
   stack = await startAppStack({ MAX_PENDING_BACKLOG: "2" });
 });
 afterAll(() => stack?.stop());
-
-const post = (order: unknown) =>
-  new HttpRequest({
-    method: "POST",
-    url: "http://127.0.0.1:7071/api/orders",
-    headers: { "content-type": "application/json" },
-    body: { string: JSON.stringify(order) },
-  });
 
 describe("POST /api/orders at MAX_PENDING_BACKLOG", () => {
   it("answers 429 with Retry-After, naming the setting, and stores nothing; once the backlog drains it accepts", async () => {
@@ -35,7 +27,7 @@ describe("POST /api/orders at MAX_PENDING_BACKLOG", () => {
 
     const refused = await submitOrderRequest(
       deps,
-      post(sampleOrder({ orderId: "OVER-1" })),
+      orderPost(sampleOrder({ orderId: "OVER-1" })),
       stack.context("httpApi-submitOrder"),
     );
     expect(refused.status).toBe(429);
@@ -49,25 +41,17 @@ describe("POST /api/orders at MAX_PENDING_BACKLOG", () => {
       await deps.states.replace({ ...record, processState: "Processed" });
     }
     clock = new Date(clock.getTime() + BACKLOG_CACHE_MS - 1);
-    expect(
+    const submitOver2 = async () =>
       (
         await submitOrderRequest(
           deps,
-          post(sampleOrder({ orderId: "OVER-2" })),
+          orderPost(sampleOrder({ orderId: "OVER-2" })),
           stack.context("httpApi-submitOrder"),
         )
-      ).status,
-    ).toBe(429);
+      ).status;
+    expect(await submitOver2()).toBe(429);
     clock = new Date(clock.getTime() + 1);
-    expect(
-      (
-        await submitOrderRequest(
-          deps,
-          post(sampleOrder({ orderId: "OVER-2" })),
-          stack.context("httpApi-submitOrder"),
-        )
-      ).status,
-    ).toBe(202);
+    expect(await submitOver2()).toBe(202);
     expect(await deps.orders.get("OVER-2")).toMatchObject({ orderId: "OVER-2" });
   });
 });

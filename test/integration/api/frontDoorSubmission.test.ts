@@ -5,7 +5,7 @@
  * the order goes to the `orders` queue instead (whose submission retries through the outage): 202 either way,
  * nothing lost.
  */
-import { HttpRequest, InvocationContext } from "@azure/functions";
+import { InvocationContext } from "@azure/functions";
 import { ServiceBusClient } from "@azure/service-bus";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { submitOrderRequest } from "../../../src/api/orders";
@@ -13,6 +13,7 @@ import { createDependencies, type Dependencies } from "../../../src/app/dependen
 import { loadConfig } from "../../../src/config";
 import { QUEUES, submissionMessageId } from "../../../src/domain";
 import { drain } from "../../support/appStack";
+import { orderPost } from "../../support/httpRequests";
 import { SAMPLE_REPLY_TO, sampleOrder } from "../../support/domain";
 import {
   isOperation,
@@ -44,14 +45,6 @@ beforeEach(async () => {
   await drain(bus, SAMPLE_REPLY_TO);
 });
 
-const post = (order: unknown) =>
-  new HttpRequest({
-    method: "POST",
-    url: "http://127.0.0.1:7071/api/orders",
-    headers: { "content-type": "application/json" },
-    body: { string: JSON.stringify(order) },
-  });
-
 const context = () => new InvocationContext({ functionName: "httpApi-submitOrder" });
 
 /** The fast path as the function passes it: here, a count of its calls. */
@@ -63,7 +56,7 @@ function claimRounds() {
 it("records the order and its state, tells the submitter, and starts a claim round, with nothing on the queue", async () => {
   const order = sampleOrder({ orderId: "DOOR-1" });
   const { rounds, claimRound } = claimRounds();
-  const res = await submitOrderRequest(deps, post(order), context(), claimRound);
+  const res = await submitOrderRequest(deps, orderPost(order), context(), claimRound);
   expect(res.status).toBe(202);
   expect(await truth.orders.get("DOOR-1")).toMatchObject({ orderId: "DOOR-1" });
   expect(await truth.states.get("DOOR-1")).toMatchObject({ processState: "Pending", attempt: 0 });
@@ -74,7 +67,7 @@ it("records the order and its state, tells the submitter, and starts a claim rou
   expect(rounds.count).toBe(1);
 
   // The same request again: 202, no second record and no second round.
-  const again = await submitOrderRequest(deps, post(order), context(), claimRound);
+  const again = await submitOrderRequest(deps, orderPost(order), context(), claimRound);
   expect(again.status).toBe(202);
   expect(rounds.count).toBe(1);
 });
@@ -88,7 +81,7 @@ it("hands the order to the orders queue when the state store fails after the doc
   });
   const { rounds, claimRound } = claimRounds();
   try {
-    const res = await submitOrderRequest(deps, post(order), context(), claimRound);
+    const res = await submitOrderRequest(deps, orderPost(order), context(), claimRound);
     expect(res.status).toBe(202);
   } finally {
     rule.remove();

@@ -16,7 +16,7 @@ import {
   type AgentReply,
   type StateRecord,
 } from "../../../src/domain";
-import { reportDeadline, type AfterReply } from "../../../src/scheduler/activities";
+import { reportDeadline, type AfterReply, type DeadlineInput } from "../../../src/scheduler/activities";
 import type { AttemptClient } from "../../../src/scheduler/durableClient";
 import { routeReply } from "../../../src/scheduler/replyRouter";
 import { drain, startAppStack, type AppStack } from "../../support/appStack";
@@ -61,6 +61,15 @@ const answerTo = (record: StateRecord): AgentReply => ({
   kind: "do",
   outcome: "ok",
   result: { reservationId: `R-${record.orderId}` },
+});
+
+/** What the orchestration hands its deadline activity when the first step's timer fires. */
+const firstStepDeadline = (record: StateRecord): DeadlineInput => ({
+  orderId: record.orderId,
+  lockedBy: record.lockedBy!,
+  stepIndex: 0,
+  direction: "do",
+  completeBy: record.completeBy!,
 });
 
 /** The durable client's raise, as the reply path calls it: what it was asked to raise, or the error it answers. */
@@ -151,13 +160,7 @@ it("goes on from the record when the step's timer fires after the answer was rec
 
   // The timer of step 0 fires at its completeBy, before the raised event reached the orchestration.
   stack.deps.now = () => at(530);
-  const deadline = {
-    orderId: "RR-5",
-    lockedBy: record.lockedBy!,
-    stepIndex: 0,
-    direction: "do" as const,
-    completeBy: record.completeBy!,
-  };
+  const deadline = firstStepDeadline(record);
   expect(await reportDeadline(stack.deps, stack.context("schedulerReportDeadline"), deadline)).toEqual({
     kind: "dispatched",
     stepIndex: 1,
@@ -171,13 +174,7 @@ it("goes on from the record when the step's timer fires after the answer was rec
 it("reports the deadline of a step still unanswered", async () => {
   const record = await waitingOnFirstStep("RR-6", at(600));
   stack.deps.now = () => at(630);
-  const deadline = {
-    orderId: "RR-6",
-    lockedBy: record.lockedBy!,
-    stepIndex: 0,
-    direction: "do" as const,
-    completeBy: record.completeBy!,
-  };
+  const deadline = firstStepDeadline(record);
   expect(await reportDeadline(stack.deps, stack.context("schedulerReportDeadline"), deadline)).toEqual({
     kind: "reported",
   });
