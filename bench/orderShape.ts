@@ -1,19 +1,43 @@
 /**
  * What an order's shape costs on the devhost with the business taken out: the order-shape app
- * (orderShape/app.ts) makes the hops of one order of the real app (its function executions, durable actions and
- * messages) and nothing else, in a child process as the end-to-end run runs the real one. Its CPU per order,
- * plus what the store requests and remote calls of an order cost their caller (sdkCost), is the least the real
- * app could spend per order on the devhost while it keeps this shape: what is left above it is the app's own code.
+ * (orderShape/app.ts) makes the hops of one order of the real app (its function executions, durable actions,
+ * messages, store requests and remote calls) and nothing else, in a child process as the end-to-end run runs the
+ * real one. Its CPU per order is the least the real app could spend per order on the devhost while it keeps this
+ * shape: what the app spends above it is its own code.
  */
 import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { tallyTaskHub } from "devhost";
 import { AppProcess, compiledDevhostCli } from "../tools/appProcess";
 import { startLocalStack } from "../tools/localStack";
-import { countServiceBus, cpuProfileOptions, functionExecutions, processCpuMs } from "./instrument";
-import { busProfile, durableProfile, functionsProfile, type OrderProfile } from "./orderProfile";
-import { MESSAGE_BYTES_SETTING, STATUS_QUEUE, STATUSES_PER_ORDER } from "./orderShape/shape";
+import {
+  countServiceBus,
+  cpuProfileOptions,
+  functionExecutions,
+  processCpuMs,
+  StoreRequestCounter,
+} from "./instrument";
+import {
+  busProfile,
+  durableProfile,
+  functionsProfile,
+  storeProfile,
+  type OrderProfile,
+  type StoreKindProfile,
+} from "./orderProfile";
+import { callsPerOrder } from "./sdkCost";
+import {
+  DOCUMENT_BYTES_SETTING,
+  DOCUMENT_KINDS,
+  MESSAGE_BYTES_SETTING,
+  REMOTE_URL_SETTING,
+  STATUS_QUEUE,
+  STATUSES_PER_ORDER,
+  type ShapeDocuments,
+} from "./orderShape/shape";
 
 const SHAPE_APP = {
   cli: compiledDevhostCli(),
@@ -25,13 +49,13 @@ const CONCURRENCY = 16;
 const WARMUP_ORDERS = 20;
 /** Longest the shape's orders may take to get through; then the benchmark fails rather than hang. */
 const THROUGH_TIMEOUT_MS = 300_000;
+/** What the remote service answers each call: about as large as the simulator's answers. */
+const REMOTE_ANSWER = JSON.stringify({ outcome: "applied", reference: "shape-0000000000000000" });
 
 export interface OrderShapeOptions {
   orders: number;
-  /** The end-to-end run's order profile: message sizes, and what the real order did besides its hops. */
+  /** The end-to-end run's order profile: the hops to make, with the sizes of their messages and documents. */
   profile: OrderProfile;
-  /** sdkCost's figures of the same run: what a store request and a remote call cost their caller. */
-  sdkCost: Record<string, number>;
 }
 
 /**
@@ -44,15 +68,25 @@ export interface Hops {
   deliveriesPerOrder: number;
   activitiesPerOrder: number;
   eventsRaisedPerOrder: number;
+  remoteCallsPerOrder: number;
+  /** Store requests by kind ("PUT doc state"), the metadata requests (query plans) left out. */
+  storeRequestsPerOrder: Record<string, number>;
 }
 
-/** An order's hops, from its order profile's bus and durable work (the real order's, or the shape's). */
-export function hopsOf(profile: Pick<OrderProfile, "bus" | "durable">): Hops {
+/** An order's hops, from its order profile and the remote calls it made (the real order's, or the shape's). */
+export function hopsOf(
+  profile: Pick<OrderProfile, "bus" | "durable" | "store">,
+  remoteCallsPerOrder: number,
+): Hops {
   return {
     messagesPerOrder: profile.bus.sentPerOrder,
     deliveriesPerOrder: profile.bus.deliveriesPerOrder,
     activitiesPerOrder: profile.durable.activitiesPerOrder,
     eventsRaisedPerOrder: profile.durable.eventsRaisedPerOrder,
+    remoteCallsPerOrder,
+    storeRequestsPerOrder: Object.fromEntries(
+      profile.store.filter((s) => s.operation !== "metadata").map((s) => [s.kind, s.perOrder]),
+    ),
   };
 }
 
@@ -61,29 +95,63 @@ export function hopsOf(profile: Pick<OrderProfile, "bus" | "durable">): Hops {
  * for the order (the app changed its hops, the shape did not follow) and what it measured would mislead.
  */
 export function hopMismatches(shape: Hops, order: Hops): string[] {
-  return (Object.keys(order) as Array<keyof Hops>)
-    .filter((hop) => Math.abs(shape[hop] - order[hop]) >= 0.5)
-    .map((hop) => `${hop}: the shape ${shape[hop]}, the order ${order[hop]}`);
+  const { storeRequestsPerOrder: shapeStore, ...shapeRest } = shape;
+  const { storeRequestsPerOrder: orderStore, ...orderRest } = order;
+  const counted: Array<[string, number, number]> = [
+    ...(Object.keys(orderRest) as Array<keyof typeof orderRest>).map((hop): [string, number, number] => [
+      hop,
+      shapeRest[hop],
+      orderRest[hop],
+    ]),
+    ...[...new Set([...Object.keys(orderStore), ...Object.keys(shapeStore)])]
+      .sort()
+      .map((kind): [string, number, number] => [
+        `store requests ${kind}`,
+        shapeStore[kind] ?? 0,
+        orderStore[kind] ?? 0,
+      ]),
+  ];
+  return counted
+    .filter(([, inShape, inOrder]) => Math.abs(inShape - inOrder) >= 0.5)
+    .map(([hop, inShape, inOrder]) => `${hop}: the shape ${inShape}, the order ${inOrder}`);
 }
 
-/** The store requests and remote calls of sdkCost's figures: what a real order does besides its hops. */
-const BESIDES_THE_HOPS = [
-  "storeCreate",
-  "storeReplace",
-  "storePointRead",
-  "storeQuery",
-  "fetchCall",
-] as const;
+/** The sizes of the documents the shape writes: the real order's, by the kind of request that carried them. */
+export function shapeDocuments(store: readonly StoreKindProfile[]): ShapeDocuments {
+  const bytesOf = (part: keyof ShapeDocuments) => {
+    const kind = store.find((s) => s.kind === DOCUMENT_KINDS[part]);
+    if (!kind || kind.meanDocumentBytes <= 0)
+      throw new Error(`the order profile has no ${DOCUMENT_KINDS[part]} with its size: run endToEnd again`);
+    return kind.meanDocumentBytes;
+  };
+  return {
+    order: bytesOf("order"),
+    stateCreated: bytesOf("stateCreated"),
+    state: bytesOf("state"),
+    shard: bytesOf("shard"),
+  };
+}
 
-/** What the calls an order makes besides its hops cost their caller, per order, from sdkCost's figures. */
-export function besidesTheHopsCpuMs(sdkCost: Readonly<Record<string, number>>): number {
-  return BESIDES_THE_HOPS.reduce((sum, call) => {
-    const perCall = sdkCost[`${call}.cpuMsPerCall`];
-    const perOrder = sdkCost[`${call}.callsPerOrder`];
-    if (perCall === undefined || perOrder === undefined)
-      throw new Error(`sdkCost's figures have no ${call}: run sdkCost again`);
-    return sum + perCall * perOrder;
-  }, 0);
+/** The shape's remote service: answers every call at once, and counts them. */
+async function startRemoteService(): Promise<{ url: string; calls(): number; stop(): Promise<void> }> {
+  let calls = 0;
+  const server = http.createServer((request, response) => {
+    request.resume();
+    request.on("end", () => {
+      calls++;
+      response.writeHead(200, { "content-type": "application/json" }).end(REMOTE_ANSWER);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/service`,
+    calls: () => calls,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -105,10 +173,17 @@ async function postAll(url: string, orderIds: string[]): Promise<void> {
 
 export async function benchOrderShape(options: OrderShapeOptions): Promise<Record<string, number>> {
   const bus = countServiceBus();
-  const stack = await startLocalStack();
+  const store = new StoreRequestCounter();
+  const stack = await startLocalStack({
+    onCosmosRequest: store.onRequest,
+    onCosmosResponse: store.onResponse,
+  });
+  const remote = await startRemoteService();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-shape-"));
   const settings = stack.appSettings({
     [MESSAGE_BYTES_SETTING]: String(Math.round(options.profile.bus.meanMessageBytes)),
+    [DOCUMENT_BYTES_SETTING]: JSON.stringify(shapeDocuments(options.profile.store)),
+    [REMOTE_URL_SETTING]: remote.url,
   });
   const app = new AppProcess({ ...SHAPE_APP, dataDir, settings, ...cpuProfileOptions() });
   const statusesSent = () => bus.counts().sentByQueue[STATUS_QUEUE] ?? 0;
@@ -135,6 +210,8 @@ export async function benchOrderShape(options: OrderShapeOptions): Promise<Recor
 
     const orderIds = Array.from({ length: options.orders }, (_, i) => `SHAPE-${i}`);
     bus.reset();
+    store.reset();
+    const callsBefore = remote.calls();
     const logOffset = fs.statSync(app.logFile).size;
     const cpuBefore = processCpuMs(app.pid);
     const started = Date.now();
@@ -143,6 +220,7 @@ export async function benchOrderShape(options: OrderShapeOptions): Promise<Recor
     const seconds = (Date.now() - started) / 1000;
     const cpuAfter = processCpuMs(app.pid);
     const sent = bus.counts();
+    const remoteCalls = (remote.calls() - callsBefore) / options.orders;
     await app.stop();
 
     const executions = functionExecutions(fs.readFileSync(app.logFile).subarray(logOffset).toString("utf8"));
@@ -152,29 +230,43 @@ export async function benchOrderShape(options: OrderShapeOptions): Promise<Recor
     );
     const shapeCpu =
       cpuBefore !== undefined && cpuAfter !== undefined ? (cpuAfter - cpuBefore) / options.orders : NaN;
-    const hops = hopsOf({ bus: busProfile(sent, options.orders), durable });
-    const mismatches = hopMismatches(hops, hopsOf(options.profile));
+    const hops = hopsOf(
+      {
+        bus: busProfile(sent, options.orders),
+        durable,
+        store: storeProfile(store.byKind, store.served, options.orders),
+      },
+      remoteCalls,
+    );
+    const orderHops = hopsOf(options.profile, callsPerOrder(options.profile).fetchCall);
+    const mismatches = hopMismatches(hops, orderHops);
     if (mismatches.length > 0)
       throw new Error(`the order shape no longer makes the real order's hops (${mismatches.join("; ")})`);
-    const besides = besidesTheHopsCpuMs(options.sdkCost);
     const appCpu = options.profile.functions.appCpuMsPerOrder;
-    const floor = shapeCpu + besides;
     const ordersPerSec = options.orders / seconds;
+    const { storeRequestsPerOrder, ...counted } = hops;
     return {
       ordersPerSec: round(ordersPerSec, 1),
-      ...hops,
+      ...counted,
+      storeRequestsPerOrder: round(
+        Object.values(storeRequestsPerOrder).reduce((sum, n) => sum + n, 0),
+        2,
+      ),
+      orderStoreRequestsPerOrder: round(
+        Object.values(orderHops.storeRequestsPerOrder).reduce((sum, n) => sum + n, 0),
+        2,
+      ),
       executionsPerOrder: functionsProfile(executions, options.orders, shapeCpu).executionsPerOrder,
       orderExecutionsPerOrder: options.profile.functions.executionsPerOrder,
       episodesPerOrder: durable.episodesPerOrder,
       orderEpisodesPerOrder: options.profile.durable.episodesPerOrder,
       shapeCpuMsPerOrder: round(shapeCpu, 1),
-      besidesTheHopsCpuMsPerOrder: round(besides, 1),
-      floorCpuMsPerOrder: round(floor, 1),
       appCpuMsPerOrder: round(appCpu, 1),
-      appAboveFloorCpuMsPerOrder: round(appCpu - floor, 1),
+      appAboveShapeCpuMsPerOrder: round(appCpu - shapeCpu, 1),
     };
   } finally {
     await app.stop();
+    await remote.stop();
     await stack.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }

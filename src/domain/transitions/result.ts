@@ -82,6 +82,20 @@ export interface HistoryNote {
 }
 
 /**
+ * A deep copy of plain data (objects, arrays and primitives, as a record read from the store or built by the
+ * transitions is, never a Date or a Map): several times faster than structuredClone for a record of a few KB,
+ * which every transition copies.
+ */
+export function copyPlain<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(copyPlain) as T;
+  if (value === null || typeof value !== "object") return value;
+  const source = value as Record<string, unknown>;
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(source)) copy[key] = copyPlain(source[key]);
+  return copy as T;
+}
+
+/**
  * Returns the new record: `update` applied to a deep copy (inputs are never mutated, so a caller holding the
  * old copy still sees what it read), with updatedAt and a bounded history entry.
  */
@@ -91,7 +105,7 @@ export function commit(
   note: HistoryNote,
   update: (draft: StateRecord) => void,
 ): TransitionResult {
-  const draft = structuredClone(record);
+  const draft = copyPlain(record);
   update(draft);
   const at = now.toISOString();
   draft.updatedAt = at;

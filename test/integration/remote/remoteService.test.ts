@@ -122,6 +122,18 @@ describe("RemoteServiceClient", () => {
     expect(Date.now() - started).toBeLessThan(1_500);
   });
 
+  it("cuts a call in flight at the deadline when the deadline comes before the attempt's timeout", async () => {
+    sim.injectFault({ service: "inventory", kind: "latency", latencyMs: 2_000, count: 1 });
+    const started = Date.now();
+    const outcome = await client("inventory", { attemptTimeoutMs: 5_000 }).call(
+      "reserve",
+      { orderId: "ORD-F", items: [{ sku: "SKU-1", quantity: 1 }] },
+      { idempotencyKey: key(), orderId: "ORD", log, deadline: new Date(Date.now() + 300) },
+    );
+    expect(outcome).toMatchObject({ outcome: "transient", calls: 1 });
+    expect(Date.now() - started).toBeLessThan(1_500);
+  });
+
   it("returns the first response for a repeat after the response was dropped", async () => {
     sim.injectFault({ service: "payment", operation: "charge", kind: "drop-response", count: 1 });
     const k = key();

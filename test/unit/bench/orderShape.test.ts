@@ -1,53 +1,83 @@
-// The order-shape benchmark stands for the real order only while it makes the same hops, and its floor adds what
-// the real order does besides them at sdkCost's prices.
+// The order-shape benchmark stands for the real order only while it makes the same hops (messages, durable work,
+// store requests, remote calls), with documents of the real order's sizes.
 import { describe, expect, it } from "vitest";
-import { besidesTheHopsCpuMs, hopMismatches, hopsOf } from "../../../bench/orderShape";
-import { orderProfile } from "../../support/orderProfiles";
+import { hopMismatches, hopsOf, shapeDocuments } from "../../../bench/orderShape";
+import { orderProfile, storeRow } from "../../support/orderProfiles";
 
-const order = hopsOf(orderProfile());
+const profile = orderProfile({
+  store: [
+    storeRow({ kind: "POST docs orders", operation: "create", meanDocumentBytes: 433 }),
+    storeRow({ kind: "POST docs state", operation: "create", meanDocumentBytes: 1_388 }),
+    storeRow({ kind: "PUT doc state", operation: "replace", perOrder: 4, meanDocumentBytes: 2_678 }),
+    storeRow({ kind: "PUT doc leases", operation: "replace", perOrder: 0.86, meanDocumentBytes: 5_101 }),
+    storeRow({ kind: "POST query state", operation: "query", perOrder: 0.23 }),
+    storeRow({ kind: "POST plan state", operation: "metadata", perOrder: 0.23 }),
+  ],
+});
+const order = hopsOf(profile, 3);
 
 describe("the order shape's hops", () => {
-  it("are the real order's messages, deliveries, activities and raised events", () => {
+  it("are the real order's messages, deliveries, activities, raised events, remote calls and store requests", () => {
     expect(order).toEqual({
       messagesPerOrder: 13,
       deliveriesPerOrder: 7,
       activitiesPerOrder: 4,
       eventsRaisedPerOrder: 3,
+      remoteCallsPerOrder: 3,
+      // Query plans are metadata, which the gateway answers: not a hop.
+      storeRequestsPerOrder: {
+        "POST docs orders": 1,
+        "POST docs state": 1,
+        "PUT doc state": 4,
+        "PUT doc leases": 0.86,
+        "POST query state": 0.23,
+      },
     });
-    expect(hopMismatches({ ...order, messagesPerOrder: 13.4 }, order)).toEqual([]);
+    // A shard replace per order and no query are within half a request of 0.86 and 0.23.
+    const shape = {
+      ...order,
+      messagesPerOrder: 13.4,
+      storeRequestsPerOrder: {
+        "POST docs orders": 1,
+        "POST docs state": 1,
+        "PUT doc state": 4,
+        "PUT doc leases": 1,
+      },
+    };
+    expect(hopMismatches(shape, order)).toEqual([]);
   });
 
   it("are named where the shape makes half a hop more or fewer than the order", () => {
-    expect(hopMismatches({ ...order, messagesPerOrder: 7, activitiesPerOrder: 3 }, order)).toEqual([
+    const shape = {
+      ...order,
+      messagesPerOrder: 7,
+      activitiesPerOrder: 3,
+      remoteCallsPerOrder: 0,
+      storeRequestsPerOrder: { ...order.storeRequestsPerOrder, "PUT doc state": 3, "GET doc state": 1 },
+    };
+    expect(hopMismatches(shape, order)).toEqual([
       "messagesPerOrder: the shape 7, the order 13",
       "activitiesPerOrder: the shape 3, the order 4",
+      "remoteCallsPerOrder: the shape 0, the order 3",
+      "store requests GET doc state: the shape 1, the order 0",
+      "store requests PUT doc state: the shape 3, the order 4",
     ]);
   });
 });
 
-describe("what an order does besides its hops", () => {
-  const sdkCost = {
-    "storeCreate.cpuMsPerCall": 0.5,
-    "storeCreate.callsPerOrder": 2,
-    "storeReplace.cpuMsPerCall": 0.25,
-    "storeReplace.callsPerOrder": 8,
-    "storePointRead.cpuMsPerCall": 0.3,
-    "storePointRead.callsPerOrder": 1,
-    "storeQuery.cpuMsPerCall": 1,
-    "storeQuery.callsPerOrder": 0.2,
-    "fetchCall.cpuMsPerCall": 0.5,
-    "fetchCall.callsPerOrder": 3,
-    // The hops' own calls are in the shape's CPU already: not counted again.
-    "busSend.cpuMsPerCall": 100,
-    "busSend.callsPerOrder": 13,
-  };
-
-  it("is its store requests and remote calls at what each costs its caller", () => {
-    expect(besidesTheHopsCpuMs(sdkCost)).toBeCloseTo(1 + 2 + 0.3 + 0.2 + 1.5, 9);
+describe("the shape's documents", () => {
+  it("are as large as the real order's, by the request that carried them", () => {
+    expect(shapeDocuments(profile.store)).toEqual({
+      order: 433,
+      stateCreated: 1_388,
+      state: 2_678,
+      shard: 5_101,
+    });
   });
 
-  it("cannot be worked out from figures without one of those calls", () => {
-    const { "fetchCall.cpuMsPerCall": _, ...withoutFetch } = sdkCost;
-    expect(() => besidesTheHopsCpuMs(withoutFetch)).toThrow(/no fetchCall/);
+  it("cannot be sized from a profile that did not measure one of them", () => {
+    expect(() => shapeDocuments(profile.store.filter((s) => s.kind !== "PUT doc leases"))).toThrow(
+      /no PUT doc leases/,
+    );
   });
 });

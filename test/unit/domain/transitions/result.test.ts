@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { HISTORY_LIMIT, claim, expire, stateRecordSchema, stepSucceeded } from "../../../../src/domain";
+import { copyPlain } from "../../../../src/domain/transitions/result";
 import { at, ok, pendingRecord, processingRecord } from "../../../support/domain";
 import { expireCtx } from "./support";
 
@@ -15,6 +16,16 @@ describe("records", () => {
       compensation: 1,
     });
     expect(record).toEqual(copy);
+  });
+
+  it("copies a record whole: nothing of the copy is shared with it, every field kept (undefined ones too)", () => {
+    const record = { ...processingRecord(1, true), note: undefined };
+    const copy = copyPlain(record);
+    expect(copy).toStrictEqual(record);
+    copy.steps[1]!.status = "Failed";
+    copy.history[0]!.event = "changed";
+    expect(record.steps[1]!.status).not.toBe("Failed");
+    expect(record.history[0]!.event).not.toBe("changed");
   });
 
   it("bounds the audit trail", () => {
