@@ -24,6 +24,8 @@ import { CosmosClient } from "@azure/cosmos";
 
 import { orderWorkflowV1 } from "../../src/domain/process";
 import { agentRequestQueue } from "../../src/domain/services";
+import { parseCosmos } from "../../src/app/connectionStrings";
+import { CONTAINERS } from "../../src/store/cosmos";
 import {
   DOCUMENT_BYTES_SETTING,
   MESSAGE_BYTES_SETTING,
@@ -54,22 +56,19 @@ const messageBytes = Number(process.env[MESSAGE_BYTES_SETTING] ?? "470");
 const documentBytes = JSON.parse(setting(DOCUMENT_BYTES_SETTING)) as ShapeDocuments;
 const remoteUrl = setting(REMOTE_URL_SETTING);
 const bus = new ServiceBusClient(setting("ServiceBusConnection"));
-// The shipped connection string's two parts (AccountEndpoint, AccountKey), as the emulator's is written.
-const cosmosParts = new Map(
-  setting("CosmosConnection")
-    .split(";")
-    .filter(Boolean)
-    .map((part) => [part.slice(0, part.indexOf("=")), part.slice(part.indexOf("=") + 1)] as const),
-);
+const problems: string[] = [];
+const cosmos = parseCosmos(process.env, problems);
+if (!cosmos || cosmos.kind !== "key")
+  throw new Error(`the order shape needs CosmosConnection as a connection string: ${problems.join("; ")}`);
 const database = new CosmosClient({
-  endpoint: cosmosParts.get("AccountEndpoint") ?? "",
-  key: cosmosParts.get("AccountKey") ?? "",
+  endpoint: cosmos.endpoint,
+  key: cosmos.key,
   connectionPolicy: { enableEndpointDiscovery: false },
 }).database(setting("COSMOS_DATABASE"));
 const containers = {
-  orders: database.container("orders"),
-  state: database.container("state"),
-  leases: database.container("leases"),
+  orders: database.container(CONTAINERS.orders),
+  state: database.container(CONTAINERS.state),
+  leases: database.container(CONTAINERS.leases),
 };
 const senders = new Map<string, ServiceBusSender>();
 const sender = (queue: string) => {
