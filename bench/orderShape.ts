@@ -132,6 +132,24 @@ export function shapeDocuments(store: readonly StoreKindProfile[]): ShapeDocumen
   };
 }
 
+/**
+ * The app's rate over the shape's in each pair of runs (the app's, then the shape's right after it), and their
+ * median: `pairs`, `pair<n>.ratio` and `medianRatio` among the benchmark's figures.
+ */
+export function pairedRatios(pairs: ReadonlyArray<{ app: number; shape: number }>): Record<string, number> {
+  const ratios = pairs.map((p) => round(p.app / p.shape, 2));
+  const sorted = [...ratios].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  const median = sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+  const figures: Record<string, number> = { pairs: pairs.length, medianRatio: round(median, 2) };
+  pairs.forEach((p, i) => {
+    figures[`pair${i + 1}.appOrdersPerSec`] = p.app;
+    figures[`pair${i + 1}.shapeOrdersPerSec`] = p.shape;
+    figures[`pair${i + 1}.ratio`] = ratios[i]!;
+  });
+  return figures;
+}
+
 /** The shape's remote service: answers every call at once, and counts them. */
 async function startRemoteService(): Promise<{ url: string; calls(): number; stop(): Promise<void> }> {
   let calls = 0;

@@ -40,13 +40,21 @@ export function targets(results: Results, cost: CostEntry | undefined): TargetRo
     });
   }
   // What an app making exactly the order's hops with no code of its own does, measured in the same run.
+  // When the run measured several pairs (the app, then the shape), their median: one pair moves with the machine.
   const shape = results.orderShape;
   if (e2e?.ordersPerSec !== undefined && shape?.ordersPerSec !== undefined) {
     const ratio = e2e.ordersPerSec / shape.ordersPerSec;
+    const pairs = shape.pairs ?? 1;
+    const median = pairs > 1 ? shape.medianRatio : undefined;
+    const all = Array.from({ length: pairs }, (_, i) => shape[`pair${i + 1}.ratio`]);
     rows.push({
       target: `app throughput ≥ ${TARGETS.throughputOfShape} × the order shape's`,
-      figure: `${e2e.ordersPerSec} orders/s = ${ratio.toFixed(2)} × ${shape.ordersPerSec}`,
-      met: ratio >= TARGETS.throughputOfShape,
+      figure:
+        median !== undefined
+          ? `median ${median.toFixed(2)} of ${pairs} pairs (${all.map((r) => r?.toFixed(2)).join(", ")}); ` +
+            `the first: ${e2e.ordersPerSec} orders/s = ${ratio.toFixed(2)} × ${shape.ordersPerSec}`
+          : `${e2e.ordersPerSec} orders/s = ${ratio.toFixed(2)} × ${shape.ordersPerSec}`,
+      met: (median ?? ratio) >= TARGETS.throughputOfShape,
     });
   }
   if (e2e?.storeRequestsPerOrder !== undefined)

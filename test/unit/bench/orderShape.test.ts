@@ -1,7 +1,7 @@
 // The order-shape benchmark stands for the real order only while it makes the same hops (messages, durable work,
 // store requests, remote calls), with documents of the real order's sizes.
 import { describe, expect, it } from "vitest";
-import { hopMismatches, hopsOf, shapeDocuments } from "../../../bench/orderShape";
+import { hopMismatches, hopsOf, pairedRatios, shapeDocuments } from "../../../bench/orderShape";
 import { orderProfile, storeRow } from "../../support/orderProfiles";
 
 const profile = orderProfile({
@@ -79,5 +79,29 @@ describe("the shape's documents", () => {
     expect(() => shapeDocuments(profile.store.filter((s) => s.kind !== "PUT doc leases"))).toThrow(
       /no PUT doc leases/,
     );
+  });
+});
+
+describe("the pairs of runs", () => {
+  it("give each pair's ratio and their median", () => {
+    const pairs = [
+      { app: 50, shape: 73 },
+      { app: 54, shape: 69 },
+      { app: 48, shape: 70 },
+    ];
+    expect(pairedRatios(pairs)).toEqual({
+      pairs: 3,
+      medianRatio: 0.69,
+      "pair1.appOrdersPerSec": 50,
+      "pair1.shapeOrdersPerSec": 73,
+      "pair1.ratio": 0.68,
+      "pair2.appOrdersPerSec": 54,
+      "pair2.shapeOrdersPerSec": 69,
+      "pair2.ratio": 0.78,
+      "pair3.appOrdersPerSec": 48,
+      "pair3.shapeOrdersPerSec": 70,
+      "pair3.ratio": 0.69,
+    });
+    expect(pairedRatios(pairs.slice(0, 2)).medianRatio).toBe(0.73);
   });
 });
