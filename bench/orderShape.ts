@@ -137,11 +137,12 @@ export function shapeDocuments(store: readonly StoreKindProfile[]): ShapeDocumen
  * median: `pairs`, `pair<n>.ratio` and `medianRatio` among the benchmark's figures.
  */
 export function pairedRatios(pairs: ReadonlyArray<{ app: number; shape: number }>): Record<string, number> {
-  const ratios = pairs.map((p) => round(p.app / p.shape, 2));
+  // Three decimals: a target's verdict must not turn on a rounding (0.796 is not 0.8).
+  const ratios = pairs.map((p) => round(p.app / p.shape, 3));
   const sorted = [...ratios].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   const median = sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-  const figures: Record<string, number> = { pairs: pairs.length, medianRatio: round(median, 2) };
+  const figures: Record<string, number> = { pairs: pairs.length, medianRatio: round(median, 3) };
   pairs.forEach((p, i) => {
     figures[`pair${i + 1}.appOrdersPerSec`] = p.app;
     figures[`pair${i + 1}.shapeOrdersPerSec`] = p.shape;

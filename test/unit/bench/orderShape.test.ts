@@ -91,17 +91,17 @@ describe("the pairs of runs", () => {
     ];
     expect(pairedRatios(pairs)).toEqual({
       pairs: 3,
-      medianRatio: 0.69,
+      medianRatio: 0.686,
       "pair1.appOrdersPerSec": 50,
       "pair1.shapeOrdersPerSec": 73,
-      "pair1.ratio": 0.68,
+      "pair1.ratio": 0.685,
       "pair2.appOrdersPerSec": 54,
       "pair2.shapeOrdersPerSec": 69,
-      "pair2.ratio": 0.78,
+      "pair2.ratio": 0.783,
       "pair3.appOrdersPerSec": 48,
       "pair3.shapeOrdersPerSec": 70,
-      "pair3.ratio": 0.69,
+      "pair3.ratio": 0.686,
     });
-    expect(pairedRatios(pairs.slice(0, 2)).medianRatio).toBe(0.73);
+    expect(pairedRatios(pairs.slice(0, 2)).medianRatio).toBe(0.734);
   });
 });

@@ -70,6 +70,11 @@ describe("the benchmarks' targets", () => {
       met: true,
     });
     expect(row(targets(paired([0.51, 0.7, 0.85], 0.7), undefined), "app throughput").met).toBe(false);
+    // Just under the target reads as under it.
+    expect(row(targets(paired([0.51, 0.796, 0.85], 0.796), undefined), "app throughput")).toMatchObject({
+      figure: "median 0.79 of 3 pairs (0.51, 0.79, 0.85); the first: 26.8 orders/s = 0.51 × 52.5",
+      met: false,
+    });
   });
 
   it("holds the shipped defaults' price per million orders to the cost target", () => {
