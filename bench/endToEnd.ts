@@ -15,7 +15,8 @@ import { scheduleIntervalSeconds } from "../src/domain";
 import { StateReader } from "../tools/soak/observe";
 import { startLocalStack } from "../tools/localStack";
 import { submitAll } from "../tools/soak/submitter";
-import { sampleOrders } from "../tools/sampleOrders";
+import { DEFAULT_SAMPLE_REPLY_TO, sampleOrders } from "../tools/sampleOrders";
+import { STATUSES_PER_ORDER } from "./orderShape/shape";
 import { percentile, submitToProcessedMs, waitAllProcessed, warmUp } from "./ordersThrough";
 import { tallyTaskHub } from "devhost";
 import {
@@ -105,9 +106,12 @@ export async function benchEndToEnd(
     const logOffset = fs.statSync(app.logFile).size;
     const cpuBefore = processCpuMs(app.pid);
     const accepted = await submitAll(target, orders, { concurrency: 16 });
+    // Each processed order has sent its submitter STATUSES_PER_ORDER status messages, as the shape's orders do.
+    const statusesSent = () => bus.counts().sentByQueue[DEFAULT_SAMPLE_REPLY_TO] ?? 0;
     await waitAllProcessed(
       reader,
       orders.map((o) => o.orderId),
+      { through: () => statusesSent() >= options.orders * STATUSES_PER_ORDER },
     );
     const storeRequests = store.count;
     const cpuAfter = processCpuMs(app.pid);

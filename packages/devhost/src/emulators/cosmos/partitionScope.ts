@@ -9,7 +9,7 @@
  * added, else the rewrite is refused rather than run with a different meaning.
  */
 import { isDeepStrictEqual } from "node:util";
-import parseQuery from "@zeit/cosmosdb-query";
+import { compiledQuery } from "./queryEngine";
 import { topLevelClauses } from "./sqlClauses";
 
 /** One component of a partition key header value; `undefined` is the "none" key (`{}` on the wire). */
@@ -50,7 +50,8 @@ interface QueryAst {
   };
 }
 
-const astOf = (sql: string): QueryAst => parseQuery(sql).ast as QueryAst;
+/** The parse the engine keeps for its own runs of `sql`: read-only here (`expected` below is a copy). */
+const astOf = (sql: string): QueryAst => compiledQuery(sql).query.ast as QueryAst;
 
 function parsedOrUndefined(sql: string): QueryAst | undefined {
   try {

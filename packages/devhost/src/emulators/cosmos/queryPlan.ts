@@ -8,7 +8,7 @@
  * range, nothing to do on the client": the client sends the query as written to that range and passes the
  * pages through. The query is still parsed, so that a syntax error is a 400 here as it is in Azure.
  */
-import parseQuery from "@zeit/cosmosdb-query";
+import { compiledQuery } from "./queryEngine";
 
 /** The whole hash space: the one range of the stand-in's pkranges feed ("" to "FF"). */
 export const FULL_RANGE = { min: "", max: "FF", isMinInclusive: true, isMaxInclusive: false } as const;
@@ -21,7 +21,7 @@ export interface QueryPlan {
 
 /** Throws the engine's SyntaxError when the query does not parse. */
 export function queryPlanFor(query: string): QueryPlan {
-  const ast = parseQuery(query).ast as { body?: { select?: { value?: unknown } } };
+  const ast = compiledQuery(query).query.ast as { body?: { select?: { value?: unknown } } };
   return {
     partitionedQueryExecutionInfoVersion: 2,
     queryInfo: {
