@@ -17,6 +17,7 @@ import {
 import type { Registration, RpcBindingInfo, RpcTypedData } from "../functionsCore";
 import type { InvocationResult, InvokeRequest, OutputHandler } from "../invocation";
 import type { HostLogger } from "../logger";
+import { dotnetDateTime, dotnetDateTimeOffset, jsonSafe } from "./hostValues";
 import { batchBodiesToTypedData, batchTriggerMetadata } from "./serviceBusBatch";
 import {
   DEFAULT_HOST_CONFIG,
@@ -99,12 +100,6 @@ export class ServiceBusClients {
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
-function jsonSafe(value: unknown): unknown {
-  return JSON.parse(
-    JSON.stringify(value, (_key, v: unknown) => (typeof v === "bigint" ? v.toString() : v)),
-  ) as unknown;
-}
-
 /** The message body as the host hands it to a Node function: text when it is text (JSON text is parsed
  *  by @azure/functions), bytes otherwise; AMQP value bodies (objects, numbers) as JSON. */
 export function messageBodyToTypedData(body: unknown): RpcTypedData {
@@ -128,35 +123,42 @@ function dateText(value: unknown): string | undefined {
 }
 
 /**
- * triggerMetadata the way the host fills it for a Service Bus trigger (PascalCase; @azure/functions
- * camel-cases the keys, and the keys inside applicationProperties too, as it does in Azure). DeliveryCount
- * is 1 on the first delivery, as the host (.NET SDK) counts; the JS SDK's raw AMQP count starts at 0.
+ * triggerMetadata the way the host fills it for a Service Bus trigger: the Service Bus extension's binding data for
+ * one message (ServiceBusTriggerBindingStrategy.AddBindingData, keys in PascalCase; @azure/functions camel-cases
+ * them, and the keys inside applicationProperties too, as it does in Azure), each value typed as the host types it
+ * (hostValues.ts): strings as strings; DeliveryCount, SequenceNumber and the times as JSON. An unset value is left
+ * out, as the host leaves out nulls. DeliveryCount is 1 on the first delivery, as the host (.NET SDK) counts; the JS
+ * SDK's raw AMQP count starts at 0.
  */
 export function messageTriggerMetadata(message: ServiceBusReceivedMessage): Record<string, RpcTypedData> {
   const metadata: Record<string, RpcTypedData> = {};
   const text = (name: string, value: unknown): void => {
     if (value !== undefined && value !== null && value !== "") metadata[name] = { string: String(value) };
   };
+  const json = (name: string, value: unknown): void => {
+    if (value !== undefined && value !== null) metadata[name] = { json: JSON.stringify(jsonSafe(value)) };
+  };
+  json("DeliveryCount", (message.deliveryCount ?? 0) + 1);
+  text("DeadLetterSource", message.deadLetterSource);
+  text("LockToken", message.lockToken);
+  json("ExpiresAtUtc", dotnetDateTime(message.expiresAtUtc));
+  json("ExpiresAt", dotnetDateTimeOffset(message.expiresAtUtc));
+  json("EnqueuedTimeUtc", dotnetDateTime(message.enqueuedTimeUtc));
+  json("EnqueuedTime", dotnetDateTimeOffset(message.enqueuedTimeUtc));
   text("MessageId", message.messageId);
-  metadata.DeliveryCount = { int: (message.deliveryCount ?? 0) + 1 };
-  text("EnqueuedTimeUtc", dateText(message.enqueuedTimeUtc));
-  text("ExpiresAtUtc", dateText(message.expiresAtUtc));
-  text("LockedUntilUtc", dateText(message.lockedUntilUtc));
-  text("CorrelationId", message.correlationId);
-  text("SessionId", message.sessionId);
+  text("ContentType", message.contentType);
   text("ReplyTo", message.replyTo);
-  text("ReplyToSessionId", message.replyToSessionId);
+  json("SequenceNumber", message.sequenceNumber === undefined ? undefined : Number(message.sequenceNumber));
   text("To", message.to);
   text("Subject", message.subject);
   text("Label", message.subject);
-  text("ContentType", message.contentType);
-  text("LockToken", message.lockToken);
-  text("DeadLetterSource", message.deadLetterSource);
+  text("CorrelationId", message.correlationId);
+  json("ApplicationProperties", message.applicationProperties ?? {});
+  json("UserProperties", message.applicationProperties ?? {});
+  text("SessionId", message.sessionId);
+  text("ReplyToSessionId", message.replyToSessionId);
   text("PartitionKey", message.partitionKey);
-  if (message.sequenceNumber !== undefined) metadata.SequenceNumber = { int: Number(message.sequenceNumber) };
-  const properties = JSON.stringify(jsonSafe(message.applicationProperties ?? {}));
-  metadata.ApplicationProperties = { json: properties };
-  metadata.UserProperties = { json: properties };
+  text("TransactionPartitionKey", message.partitionKey);
   return metadata;
 }
 

@@ -6,19 +6,8 @@
 // (messageIdArray, deliveryCountArray, applicationPropertiesArray...).
 import type { ServiceBusReceivedMessage } from "@azure/service-bus";
 import type { RpcTypedData } from "../functionsCore";
+import { dotnetDateTime, dotnetDateTimeOffset, jsonSafe } from "./hostValues";
 import { messageBodyToTypedData } from "./serviceBus";
-
-function dateText(value: unknown): string | null {
-  if (value instanceof Date) return value.toISOString();
-  if (typeof value === "string" || typeof value === "number") return new Date(value).toISOString();
-  return null;
-}
-
-function jsonSafe(value: unknown): unknown {
-  return JSON.parse(
-    JSON.stringify(value, (_key, v: unknown) => (typeof v === "bigint" ? v.toString() : v)),
-  ) as unknown;
-}
 
 /**
  * The bodies of a batch: a collection of strings when every body is text (JSON text is parsed element by element by
@@ -60,17 +49,20 @@ export function batchTriggerMetadata(
   const json = (pick: (m: ServiceBusReceivedMessage) => unknown): RpcTypedData => ({
     json: JSON.stringify(messages.map((m) => jsonSafe(pick(m) ?? null))),
   });
-  const enqueued = json((m) => dateText(m.enqueuedTimeUtc));
-  const expires = json((m) => dateText(m.expiresAtUtc));
+  // DateTime[] (from each DateTimeOffset's .DateTime: no zone) and DateTimeOffset[] (+00:00), as Newtonsoft writes them.
+  const enqueuedUtc = json((m) => dotnetDateTime(m.enqueuedTimeUtc));
+  const enqueued = json((m) => dotnetDateTimeOffset(m.enqueuedTimeUtc));
+  const expiresUtc = json((m) => dotnetDateTime(m.expiresAtUtc));
+  const expires = json((m) => dotnetDateTimeOffset(m.expiresAtUtc));
   const properties = json((m) => m.applicationProperties ?? {});
   return {
     // 1 on the first delivery, as the host (.NET SDK) counts; the JS SDK's raw AMQP count starts at 0.
     DeliveryCountArray: json((m) => (m.deliveryCount ?? 0) + 1),
     DeadLetterSourceArray: strings((m) => m.deadLetterSource),
     LockTokenArray: strings((m) => m.lockToken),
-    ExpiresAtUtcArray: expires,
+    ExpiresAtUtcArray: expiresUtc,
     ExpiresAtArray: expires,
-    EnqueuedTimeUtcArray: enqueued,
+    EnqueuedTimeUtcArray: enqueuedUtc,
     EnqueuedTimeArray: enqueued,
     MessageIdArray: strings((m) => m.messageId),
     ContentTypeArray: strings((m) => m.contentType),

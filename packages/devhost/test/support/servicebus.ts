@@ -76,3 +76,10 @@ export async function eventually<T>(
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/**
+ * How the Functions host's Newtonsoft.Json writes a DateTime of Kind Unspecified (the Service Bus extension's
+ * `EnqueuedTimeUtc`, `ExpiresAtUtc`) and a DateTimeOffset at UTC (`EnqueuedTime`, `ExpiresAt`) in trigger metadata.
+ */
+export const DOTNET_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,7})?$/;
+export const DOTNET_DATE_TIME_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,7})?\+00:00$/;

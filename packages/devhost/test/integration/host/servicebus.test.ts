@@ -2,7 +2,13 @@ import fs from "node:fs";
 import type { ServiceBusReceivedMessage } from "@azure/service-bus";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestDevHost, type TestDevHost } from "../../support/devhost";
-import { eventually, startServiceBus, type ServiceBusFixture } from "../../support/servicebus";
+import {
+  DOTNET_DATE_TIME,
+  DOTNET_DATE_TIME_OFFSET,
+  eventually,
+  startServiceBus,
+  type ServiceBusFixture,
+} from "../../support/servicebus";
 
 interface Seen {
   message: { id: string; fail?: boolean };
@@ -81,7 +87,12 @@ describe("devhost Service Bus trigger", () => {
       // @azure/functions camel-cases nested keys of triggerMetadata, in Azure as here.
       applicationProperties: { tenant: "t1", attempt: 1 },
     });
-    expect(Date.parse(String(entry?.metadata.enqueuedTimeUtc))).not.toBeNaN();
+    // Typed as the host types the extension's binding data: numbers and times as JSON (a DateTime with no zone, a
+    // DateTimeOffset at +00:00, as Newtonsoft.Json writes them), and only the keys the extension adds.
+    expect(typeof entry?.metadata.sequenceNumber).toBe("number");
+    expect(String(entry?.metadata.enqueuedTimeUtc)).toMatch(DOTNET_DATE_TIME);
+    expect(String(entry?.metadata.enqueuedTime)).toMatch(DOTNET_DATE_TIME_OFFSET);
+    expect(entry?.metadata).not.toHaveProperty("lockedUntilUtc");
 
     // Completed: nothing left to receive on the queue.
     const receiver = bus.client.createReceiver("work");

@@ -9,6 +9,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ServiceBusEmulator } from "../../../src/emulators/servicebus";
 import { APPS_DIR, startTestDevHost, type TestDevHost } from "../../support/devhost";
+import { DOTNET_DATE_TIME, DOTNET_DATE_TIME_OFFSET } from "../../support/servicebus";
 import { eventually } from "../../support/servicebus";
 import { ServiceBusClient } from "@azure/service-bus";
 
@@ -155,7 +156,9 @@ describe("devhost topic and batched Service Bus triggers", () => {
     );
     expect(metadata.userPropertiesArray).toEqual(metadata.applicationPropertiesArray);
     expect(metadata.sequenceNumberArray).toHaveLength(n);
-    expect(metadata.enqueuedTimeUtcArray?.every((t) => !Number.isNaN(Date.parse(String(t))))).toBe(true);
+    // DateTime[] with no zone and DateTimeOffset[] at +00:00, as the host's Newtonsoft.Json writes them.
+    expect(metadata.enqueuedTimeUtcArray?.every((t) => DOTNET_DATE_TIME.test(String(t)))).toBe(true);
+    expect(metadata.enqueuedTimeArray?.every((t) => DOTNET_DATE_TIME_OFFSET.test(String(t)))).toBe(true);
     expect(metadata.expiresAtUtcArray).toHaveLength(n);
     expect(metadata.lockTokenArray).toHaveLength(n);
     expect(emulator.queueCounts("batch-work")).toMatchObject({ active: 0, deadLettered: 0 });
