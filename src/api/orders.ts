@@ -27,6 +27,7 @@ import { auditName, type Principal } from "./principal";
 import { describeInfraError, isTransientInfraError } from "../resilience/infraResilience";
 import { waitAtMost } from "../resilience/waitAtMost";
 import { json, problem, problemSchema, readJsonBody, withoutStoreFields } from "./responses";
+import { outlivingLogger } from "../telemetry/tracing";
 
 /** Seconds a client should wait after a 429: about one starter period, when capacity may have freed up. */
 export const RETRY_AFTER_SECONDS = 10;
@@ -97,7 +98,7 @@ export async function submitOrderRequest(
   /** The invocation's log: its span is the order's trace (functions/traced.ts). */
   log: Logger,
   /** The fast path: a claim round, run once the order is recorded (best effort; the starter's timer is the rest). */
-  claimRound: () => Promise<unknown> = async () => undefined,
+  claimRound: (log: Logger) => Promise<unknown> = async () => undefined,
 ): Promise<HttpResponseInit> {
   const read = await readJsonBody(request, deps.config.maxRequestBytes);
   if (!read.ok) return read.response;
@@ -156,15 +157,26 @@ export async function submitOrderRequest(
  */
 export const FAST_PATH_WAIT_MS = 250;
 
-/** Runs the fast path's claim round for a new order, waiting for it at most FAST_PATH_WAIT_MS. */
-async function fastPath(order: Order, claimRound: () => Promise<unknown>, log: Logger): Promise<void> {
+/**
+ * Runs the fast path's claim round for a new order, waiting for it at most FAST_PATH_WAIT_MS. A round still running
+ * then goes on after the answer, and writes its lines to the process's log from then on (outlivingLogger).
+ */
+async function fastPath(
+  order: Order,
+  claimRound: (log: Logger) => Promise<unknown>,
+  log: Logger,
+): Promise<void> {
+  const outliving = outlivingLogger(log);
   // The order is accepted whatever happens here: should the round fail, the starter's timer claims it.
-  const round = claimRound().then(
+  const round = claimRound(outliving.logger).then(
     () => undefined,
     (error: unknown) =>
-      log.warn(`order ${order.orderId}: claim round failed, left to the starter (${String(error)})`),
+      outliving.logger.warn(
+        `order ${order.orderId}: claim round failed, left to the starter (${String(error)})`,
+      ),
   );
   await waitAtMost(round, FAST_PATH_WAIT_MS, undefined);
+  outliving.answered();
 }
 
 /**

@@ -54,8 +54,8 @@ app.http(API.submitOrder.functionName, {
   ...httpTrigger(API.submitOrder),
   extraInputs: [df.input.durableClient()],
   handler: tracedRequest(API.submitOrder.route, (request: HttpRequest, context: InvocationContext) =>
-    submitOrderRequest(dependencies(), request, context, () =>
-      requestClaimRound(dependencies(), context, startAttemptWith(df.getClient(context))),
+    submitOrderRequest(dependencies(), request, context, (log) =>
+      requestClaimRound(dependencies(), log, startAttemptWith(df.getClient(context))),
     ),
   ),
 });

@@ -81,6 +81,23 @@ export function spanLogger(log: Logger, span: Span): Logger {
   return child;
 }
 
+/**
+ * A logger for work its invocation may stop waiting for (a best-effort claim round): it writes through `log` until
+ * `answered()`, then through `after` (the process's console). The host refuses lines from an invocation that has
+ * completed: it warns of a call "after function execution has completed" and ties the line to no invocation.
+ */
+export function outlivingLogger(log: Logger, after: Logger = console): { logger: Logger; answered(): void } {
+  let sink = log;
+  const logger: Logger = {
+    log: (...args) => sink.log(...args),
+    warn: (...args) => sink.warn(...args),
+    error: (...args) => sink.error(...args),
+  };
+  const what = carried.get(log);
+  if (what) carried.set(logger, what);
+  return { logger, answered: () => void (sink = after) };
+}
+
 /** The context of a parent from elsewhere (a header, a message, a record), as a remote span. */
 export function remoteContext(parent: TraceParent | undefined): Context | undefined {
   if (!parent) return undefined;

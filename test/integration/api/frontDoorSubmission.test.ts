@@ -7,8 +7,8 @@
  */
 import { InvocationContext } from "@azure/functions";
 import { ServiceBusClient } from "@azure/service-bus";
-import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
-import { submitOrderRequest } from "../../../src/api/orders";
+import { afterAll, beforeAll, beforeEach, expect, it, vi } from "vitest";
+import { FAST_PATH_WAIT_MS, submitOrderRequest } from "../../../src/api/orders";
 import { createDependencies, type Dependencies } from "../../../src/app/dependencies";
 import { loadConfig } from "../../../src/config";
 import { QUEUES, submissionMessageId } from "../../../src/domain";
@@ -98,4 +98,31 @@ it("hands the order to the orders queue when the state store fails after the doc
     await receiver.close();
   }
   expect(rounds.count).toBe(0);
+});
+
+it("answers without waiting for a slow round, whose later lines go to the process's log, not the answered invocation", async () => {
+  const order = sampleOrder({ orderId: "DOOR-3" });
+  const invocationLines: string[] = [];
+  const invocation = new InvocationContext({
+    functionName: "httpApi-submitOrder",
+    logHandler: (_level, ...args) => void invocationLines.push(args.map(String).join(" ")),
+  });
+  const processLog = vi.spyOn(console, "log").mockImplementation(() => undefined);
+  let roundDone!: () => void;
+  const roundOver = new Promise<void>((resolve) => (roundDone = resolve));
+  try {
+    const res = await submitOrderRequest(deps, orderPost(order), invocation, async (log) => {
+      log.log("round started");
+      await new Promise((resolve) => setTimeout(resolve, FAST_PATH_WAIT_MS * 2));
+      log.log("round ended");
+      roundDone();
+    });
+    expect(res.status).toBe(202);
+    await roundOver;
+    expect(invocationLines).toContain("round started");
+    expect(invocationLines).not.toContain("round ended");
+    expect(processLog).toHaveBeenCalledWith("round ended");
+  } finally {
+    processLog.mockRestore();
+  }
 });
