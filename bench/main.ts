@@ -76,14 +76,16 @@ const benchmarks: NamedBenchmark[] = [
   // the app then its shape each time, and the target takes their median: one pair moves by about ±0.1 with the drift.
   {
     name: "orderShape",
-    run: async ({ small, orderProfile, figuresOf }) => {
+    run: async ({ small, earlier, orderProfile, figuresOf }) => {
       const profile = orderProfile();
       if (!profile) throw new Error("orderShape needs endToEnd's order profile: run endToEnd first");
       const figures: Figures = { ...(await benchOrderShape({ orders: small ? 100 : 1_000, profile })) };
       const endToEnd = figuresOf("endToEnd");
       if (!endToEnd?.ordersPerSec || !endToEnd.busRoundTripPerSec) return figures;
-      const pairs = [{ app: endToEnd.ordersPerSec, shape: figures.ordersPerSec! }];
-      for (let i = 1; i < (small ? 1 : SHAPE_PAIRS.full); i++) {
+      // The first pair is this run's end-to-end run and the shape right after it. With endToEnd's figures kept from
+      // an earlier run (`--only orderShape`), that app ran on another day's machine: every pair is measured here.
+      const pairs = earlier.endToEnd ? [{ app: endToEnd.ordersPerSec, shape: figures.ordersPerSec! }] : [];
+      for (let i = pairs.length; i < (small ? 1 : SHAPE_PAIRS.full); i++) {
         const app = await benchEndToEnd({
           orders: SHAPE_PAIRS.orders,
           busRoundTripPerSec: endToEnd.busRoundTripPerSec,

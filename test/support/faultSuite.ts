@@ -11,7 +11,13 @@
 import { ServiceBusClient } from "@azure/service-bus";
 import { expect } from "vitest";
 import { EMULATOR_KEY } from "devhost/emulators";
-import { AGENT_NAMES, agentRequestQueue, TERMINAL_STATES, type StateRecord } from "../../src/domain";
+import {
+  AGENT_NAMES,
+  agentRequestQueue,
+  INFRA_FAULTS,
+  TERMINAL_STATES,
+  type StateRecord,
+} from "../../src/domain";
 import type { LocalStackAddresses } from "../../tools/localStack";
 import { sampleSettings } from "../../tools/repository";
 import { sampleOrder } from "../../tools/sampleOrders";
@@ -263,6 +269,29 @@ export class FaultRun {
   /** Records a window during which the app's store or bus was broken, or the app down (the bound allows for it). */
   faultWindow(from: number, to: number): void {
     this.windows.push({ killedAt: from, readyAt: to });
+  }
+
+  /**
+   * Waits until the app's own record of its store and bus failing says the last episode is over: no fault for
+   * INFRA_FAULTS.episodeGapSeconds. The app takes faults less than that apart for one outage, so two scenarios run
+   * back to back on one app can make an episode long enough to raise the InfrastructureUnavailable alert that
+   * neither would raise alone. A scenario that must stand alone calls this first.
+   */
+  async afterInfraEpisode(timeoutMs = 120_000): Promise<void> {
+    const gapMs = INFRA_FAULTS.episodeGapSeconds * 1000;
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const record = await this.reader.infraFaults();
+      const last = Math.max(
+        ...[record?.store?.lastAt, record?.bus?.lastAt].map((at) => (at ? Date.parse(at) : 0)),
+      );
+      // The app writes what it saw up to INFRA_FLUSH_MS later: a little more than that on top of the gap.
+      const wait = last + gapMs + 3_000 - Date.now();
+      if (wait <= 0) return;
+      if (Date.now() + wait > until)
+        throw new Error(`the app's infrastructure fault episode has not ended within ${timeoutMs / 1000} s`);
+      await sleep(wait);
+    }
   }
 
   /**

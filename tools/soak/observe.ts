@@ -6,7 +6,14 @@
 import { ServiceBusClient, type ServiceBusReceiver } from "@azure/service-bus";
 import { CosmosClient } from "@azure/cosmos";
 import type { CosmosAccount } from "../localStack";
-import type { BreakerRecord, ProcessState, StateRecord } from "../../src/domain";
+import {
+  INFRA_FAULTS,
+  infraFaultRecordSchema,
+  type BreakerRecord,
+  type InfraFaultRecord,
+  type ProcessState,
+  type StateRecord,
+} from "../../src/domain";
 
 export class StateReader {
   private readonly client: CosmosClient;
@@ -49,6 +56,16 @@ export class StateReader {
       .items.query<BreakerRecord>("SELECT * FROM c WHERE STARTSWITH(c.id, 'breaker:')")
       .fetchAll();
     return resources;
+  }
+
+  /** What the app has recorded of its own store and bus failing (src/domain/infraFaults.ts); undefined before any. */
+  async infraFaults(): Promise<InfraFaultRecord | undefined> {
+    const { resource } = await this.client
+      .database(this.cosmos.database)
+      .container("leases")
+      .item(INFRA_FAULTS.recordId, INFRA_FAULTS.recordId)
+      .read();
+    return resource ? infraFaultRecordSchema.parse(resource) : undefined;
   }
 
   close(): void {
