@@ -9,10 +9,10 @@
  * Per order, as the real app's order profile shows it: the front door's POST, which records the submission (the
  * order document and the state record created) and admits the order (a place taken in an admission shard, the
  * claim's replace of the record, the first step's request and one durable start); an orchestration that waits for
- * one answer per step, each raced against a durable timer that is then cancelled; one request per step to its
- * service's agent (one agent per service, one remote call and one reply per request); one reply delivery per step
- * that records the answer (a replace of the record), sends the next step's request (or the end's status) and
- * raises one event; and STATUSES_PER_ORDER status messages that nobody receives. Every replace is conditional on
+ * the order's end, raced against one durable timer that is then cancelled; one request per step to its service's
+ * agent (one agent per service, one remote call and one reply per request); one reply delivery per step that
+ * records the answer (a replace of the record) and sends the next step's request (or the end's status), the last
+ * one raising the end's event; and STATUSES_PER_ORDER status messages that nobody receives. Every replace is conditional on
  * the etag the last write returned, as the real app's are. The steps and their services are the declared
  * process's (src/domain/process.ts): in the sample, three agents and five statuses, and no activity.
  */
@@ -159,15 +159,13 @@ app.http("shapeSubmit", {
 });
 
 df.app.orchestration("shapeOrchestration", function* (context: OrchestrationContext) {
-  for (let step = 0; step < STEP_QUEUES.length; step++) {
-    context.df.setCustomStatus({ stepIndex: step });
-    const reply = context.df.waitForExternalEvent(`reply-${step}`);
-    const deadline = context.df.createTimer(
-      new Date(context.df.currentUtcDateTime.getTime() + STEP_TIMEOUT_MS),
-    );
-    yield context.df.Task.any([reply, deadline]);
-    deadline.cancel();
-  }
+  context.df.setCustomStatus({ stepIndex: 0 });
+  const ended = context.df.waitForExternalEvent("ended");
+  const deadline = context.df.createTimer(
+    new Date(context.df.currentUtcDateTime.getTime() + STEP_TIMEOUT_MS),
+  );
+  yield context.df.Task.any([ended, deadline]);
+  deadline.cancel();
   return "finished";
 });
 
@@ -205,7 +203,8 @@ app.serviceBusQueue("shapeReplies", {
     const hop = message as Hop;
     await replaceState(hop.orderId);
     await dispatch({ ...hop, step: hop.step + 1 });
-    await df.getClient(context).raiseEvent(hop.instanceId, `reply-${hop.step}`, hop);
-    if (hop.step === STEP_QUEUES.length - 1) stateEtags.delete(hop.orderId);
+    if (hop.step < STEP_QUEUES.length - 1) return;
+    await df.getClient(context).raiseEvent(hop.instanceId, "ended", hop);
+    stateEtags.delete(hop.orderId);
   },
 });

@@ -63,7 +63,17 @@ export function deadlineMessageId(instanceId: string, stepIndex: number, kind: S
   return `deadline:${instanceId}:${stepIndex}:${kind}`;
 }
 
-/** External event name an orchestration waits on for one step's reply. */
+/**
+ * External event the reply path raises on an attempt's orchestration once an answer has ended the attempt's run of
+ * dispatches: the order finished, or the attempt stopped or was fenced. An answer that led to the next dispatch
+ * raises nothing: the orchestration's timer stands for that step too (src/scheduler/orchestration.ts).
+ */
+export const ATTEMPT_ENDED_EVENT = "attemptEnded";
+
+/**
+ * External event name of one step's answer, which builds before ATTEMPT_ENDED_EVENT raised for every answer: an
+ * orchestration still takes it, so that the histories of attempts those builds started replay.
+ */
 export function replyEventName(stepIndex: number, kind: StepKind): string {
   return `reply:${stepIndex}:${kind}`;
 }

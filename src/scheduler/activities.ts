@@ -89,15 +89,24 @@ export type AfterReply =
     };
 
 /**
- * The event the reply path raises on the attempt's orchestration once it has recorded an answer
- * (src/scheduler/replyRouter.ts): the move the answer led to, which the orchestration takes without an activity.
- * Events raised by builds that raised the agent's reply itself carry an AgentReply instead, which the orchestration
- * still records through `schedulerRecordReply`.
+ * The event the reply path raises on the attempt's orchestration once it has recorded an answer that ends the
+ * attempt's run of dispatches (ATTEMPT_ENDED_EVENT; src/scheduler/replyRouter.ts): the move the answer led to, which
+ * the orchestration takes without an activity. Earlier builds raised one for every answer, under the step's
+ * replyEventName; before them, such an event carried the agent's reply itself, which the orchestration still records
+ * through `schedulerRecordReply`.
  */
 export interface RecordedAnswer {
   /** The request answered: for the reader of a durable history. */
   requestId: string;
   recorded: AfterReply;
+}
+
+/**
+ * Whether a recorded answer's move ends the attempt's run of dispatches (the order finished, the attempt stopped or
+ * was fenced), which the reply path raises on the orchestration; the next dispatch it does not.
+ */
+export function endsDispatches(recorded: AfterReply): boolean {
+  return recorded.kind !== "dispatched" && recorded.kind !== "continue";
 }
 
 export function isRecordedAnswer(event: unknown): event is RecordedAnswer {

@@ -1,6 +1,6 @@
 import type { DurableClient } from "durable-functions";
-import { parseInstanceId, quoteValue, replyEventName, type AgentReply } from "../domain";
-import type { AfterReply, RecordedAnswer } from "./activities";
+import { ATTEMPT_ENDED_EVENT, parseInstanceId, quoteValue, type AgentReply } from "../domain";
+import { endsDispatches, type AfterReply, type RecordedAnswer } from "./activities";
 import { SCHEDULER_ORCHESTRATION, type SchedulerInput } from "./orchestration";
 import type { StartAttempt } from "./starter";
 
@@ -26,8 +26,12 @@ export interface AttemptClient {
     traceparent?: string | null,
     dispatched?: SchedulerInput["dispatched"],
   ): Promise<void>;
-  /** Raises on the attempt the move an answer it waits for led to, once the reply path has recorded it. */
-  deliverRecorded(reply: AgentReply, recorded: AfterReply): Promise<void>;
+  /**
+   * Tells the attempt what an answer the reply path has recorded led to, when that ends its run of dispatches (the
+   * order finished, the attempt stopped or was fenced): ATTEMPT_ENDED_EVENT, carrying the move. The next step's
+   * dispatch is not raised: the orchestration's timer covers it (orchestration.ts). Resolves to whether it raised.
+   */
+  deliverRecorded(reply: AgentReply, recorded: AfterReply): Promise<boolean>;
   getStatus: DurableClient["getStatus"];
 }
 
@@ -42,12 +46,10 @@ export function attemptClient(client: DurableClient): AttemptClient {
       await client.startNew(SCHEDULER_ORCHESTRATION, { instanceId: attemptId(instanceId), input });
     },
     async deliverRecorded(reply, recorded) {
+      if (!endsDispatches(recorded)) return false;
       const event: RecordedAnswer = { requestId: reply.requestId, recorded };
-      await client.raiseEvent(
-        attemptId(reply.instanceId),
-        replyEventName(reply.stepIndex, reply.kind),
-        event,
-      );
+      await client.raiseEvent(attemptId(reply.instanceId), ATTEMPT_ENDED_EVENT, event);
+      return true;
     },
     getStatus: (instanceId, options) => client.getStatus(attemptId(instanceId), options),
   };

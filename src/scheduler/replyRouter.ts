@@ -5,7 +5,10 @@ import { recordReply, type AfterReply, type SchedulerDependencies } from "./acti
 import type { AttemptClient } from "./durableClient";
 
 export type RouteOutcome =
-  /** Recorded, and the move it led to raised on the attempt's orchestration (when the task hub knows it). */
+  /**
+   * Recorded; `raised` when the move it led to ended the attempt's dispatches and was raised on the attempt's
+   * orchestration (which the task hub knew).
+   */
   | { kind: "recorded"; next: AfterReply; raised: boolean }
   | { kind: "stale"; reason: string }
   | { kind: "refused"; reason: string };
@@ -22,10 +25,11 @@ export type RouteOutcome =
  *   an answer that came after the step's completeBy, as when the orchestration's timer wins the race.
  * What is left is the answer to the current request, or a repeat of it. It is recorded here, through the same fenced
  * transitions the `schedulerRecordReply` activity applies (a repeat finds them made), and the next move is
- * dispatched with it; the orchestration is then raised an event carrying that move, and races the next step's
- * timer at once. Recording in the reply path spares each step an activity: two task hub messages, an orchestrator
- * episode and an execution. Raising after the write means the timer may fire in between: the orchestration's
- * deadline activity then finds the answer recorded and goes on (`reportDeadline`).
+ * dispatched with it. Only a move that ends the attempt's dispatches (finished, stopped, fenced) is then raised on
+ * the orchestration; a next step is not, since the orchestration's timer stands for it (orchestration.ts). Recording
+ * in the reply path spares each step an activity, and raising only the end spares it an event and a timer: task
+ * hub messages, orchestrator episodes and executions. Raising after the write means the timer may fire in between:
+ * the orchestration's deadline activity then finds the answer recorded and goes on (`reportDeadline`).
  * A reply with every field right is indistinguishable from the agent's: only Service Bus rights stop it (see
  * docs/operations.md, "Trust boundaries").
  */
@@ -81,8 +85,7 @@ export async function routeReply(
   }
   const next = await recordReply(deps, log, { orderId: reply.orderId, lockedBy: reply.instanceId, reply });
   try {
-    await client.deliverRecorded(reply, next);
-    return { kind: "recorded", next, raised: true };
+    return { kind: "recorded", next, raised: await client.deliverRecorded(reply, next) };
   } catch (error) {
     // The record names the attempt, but the task hub does not know it (purged, or a start that never ran). The
     // answer is recorded all the same; should the attempt wait for another, the Supervisor's sweep finds it.

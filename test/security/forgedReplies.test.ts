@@ -27,6 +27,9 @@ type Alert = { kind: string; orderId: string | null; reason: string };
 const STEPS = orderWorkflowV1.steps;
 const LAST = STEPS.length - 1;
 
+/** The attempt's orchestration while it waits: its timer set at step 0's completeBy, as the claim dispatched it. */
+const WAITING = { runtimeStatus: "Running", customStatus: { stepIndex: 0, direction: "do" } };
+
 /** An order whose step `hangingStep` was dispatched and is waiting for an answer that will not come in time. */
 async function orderWaitingOn(e2e: E2E, prefix: string, hangingStep: number) {
   const order = e2eOrder(prefix);
@@ -37,10 +40,11 @@ async function orderWaitingOn(e2e: E2E, prefix: string, hangingStep: number) {
     (r) => r.steps[hangingStep]?.status === "Dispatched",
     `step ${hangingStep} dispatched`,
   );
-  // The record says so first; the orchestration shows it once it has replayed the dispatch and waits.
+  // The orchestration races its timer, set at the first step's completeBy (it hears of no later dispatch), against
+  // the attempt's end.
   await expect
-    .poll(async () => (await orchestration(e2e, order.orderId)).customStatus, { timeout: 10_000 })
-    .toMatchObject({ stepIndex: hangingStep });
+    .poll(async () => await orchestration(e2e, order.orderId), { timeout: 10_000 })
+    .toMatchObject(WAITING);
   return order.orderId;
 }
 
@@ -91,10 +95,7 @@ it("refuses forged replies for a waiting step: no termination, no state change, 
   const orderId = await orderWaitingOn(e2e, "FORGE", LAST);
   const instanceId = `${orderId}:1`;
   const before = await orderSnapshot(e2e, orderId);
-  expect(await orchestration(e2e, orderId)).toMatchObject({
-    runtimeStatus: "Running",
-    customStatus: { stepIndex: LAST },
-  });
+  expect(await orchestration(e2e, orderId)).toMatchObject(WAITING);
   const ok = {
     requestId: agentRequestId(instanceId, LAST, "do"),
     orderId,
@@ -149,10 +150,7 @@ it("refuses forged replies for a waiting step: no termination, no state change, 
     },
   ]);
 
-  expect(await orchestration(e2e, orderId)).toMatchObject({
-    runtimeStatus: "Running",
-    customStatus: { stepIndex: LAST },
-  });
+  expect(await orchestration(e2e, orderId)).toMatchObject(WAITING);
   expect(await orderSnapshot(e2e, orderId)).toEqual(before);
   // Every step before the waiting one applied, and nothing else.
   expect(before.ledger.map((e) => e.operation)).toEqual(STEPS.slice(0, LAST).map((s) => s.doOperation));
@@ -187,10 +185,7 @@ it("refuses an answer for a step the attempt has not dispatched yet, so it canno
       orderId,
     })),
   );
-  expect(await orchestration(e2e, orderId)).toMatchObject({
-    runtimeStatus: "Running",
-    customStatus: { stepIndex: 0 },
-  });
+  expect(await orchestration(e2e, orderId)).toMatchObject(WAITING);
   expect(await orderSnapshot(e2e, orderId)).toEqual(before);
 }, 60_000);
 

@@ -2,8 +2,8 @@
  * The Scheduler orchestration alone on the devhost, on a virtual clock: its own code, replayed by the real
  * durable-functions library in the devhost's durable engine, with each Scheduler activity replaced by a stub that
  * the test scripts per order. Answers go in through the app's own durable client calls (attemptClient), over the
- * devhost's durable HTTP API, as the reply path raises them; or as the agent's reply itself, the event that builds
- * before the reply path recorded answers raised, which in-flight histories may still hold. Durable timers (a step's completeBy, the waits between activity retries) fire only
+ * devhost's durable HTTP API, as the reply path raises them; or as earlier builds raised them, which in-flight
+ * histories may still hold: the recorded move as the step's own event, or the agent's reply itself. Durable timers (a step's completeBy, the waits between activity retries) fire only
  * when the test moves the clock, so a deadline a week ahead takes milliseconds.
  */
 import fs from "node:fs";
@@ -27,6 +27,7 @@ import {
   type AfterReply,
   type AttemptInput,
   type DispatchOutcome,
+  type RecordedAnswer,
   type SchedulerActivities,
 } from "../../src/scheduler/activities";
 import { attemptClient } from "../../src/scheduler/durableClient";
@@ -57,10 +58,13 @@ export interface SchedulerHarness {
   /** Starts attempt 1 of `orderId` as the starter does, runs it until it waits, and returns its instance id. */
   start(orderId: string, script: Script): Promise<string>;
   /**
-   * Raises the move the reply path recorded for `reply` (`recorded`), as the reply router does, and lets the
+   * Tells the attempt the move the reply path recorded for `reply` (`recorded`) through the app's durable client,
+   * as the reply router does (which raises only a move that ends the attempt's dispatches), and lets the
    * orchestration run until it waits again.
    */
   deliverRecorded(reply: AgentReply, recorded: AfterReply): Promise<void>;
+  /** Raises the recorded move as the step's own event, as builds before ATTEMPT_ENDED_EVENT did for every answer. */
+  deliverAsStepEvent(reply: AgentReply, recorded: AfterReply): Promise<void>;
   /** Raises `reply` itself, as builds before the reply path recorded answers did, and runs until the next wait. */
   deliver(reply: AgentReply): Promise<void>;
   /** The stub executions for `orderId`, in order. */
@@ -155,6 +159,11 @@ export async function startSchedulerHarness(): Promise<SchedulerHarness> {
     },
     async deliverRecorded(reply, recorded) {
       await attempts.deliverRecorded(reply, recorded);
+      await host.engine.whenIdle();
+    },
+    async deliverAsStepEvent(reply, recorded) {
+      const event: RecordedAnswer = { requestId: reply.requestId, recorded };
+      await raw.raiseEvent(reply.instanceId, replyEventName(reply.stepIndex, reply.kind), event);
       await host.engine.whenIdle();
     },
     async deliver(reply) {

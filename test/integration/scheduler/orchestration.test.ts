@@ -1,15 +1,17 @@
 /**
  * The Scheduler orchestration (src/scheduler/orchestration.ts) through the real durable-functions replay on the
  * devhost, on a virtual clock, with stub activities: how an attempt ends (finished, fenced, timed out, stopped),
- * which answer ends a step's wait, and what the activity retries do, each in milliseconds of real time however far
- * ahead the deadline is. Answers come as the reply path raises them (the move it recorded), and as builds before
- * it raised them (the reply itself, which the orchestration records through its activity): in-flight histories
- * hold those. The activities themselves are tested against the emulators and in the e2e tests.
+ * which event ends a wait, how the one timer of an attempt follows its steps, and what the activity retries do,
+ * each in milliseconds of real time however far ahead the deadline is. Answers come as the reply path tells them
+ * (only the move that ends the attempt's dispatches is raised), and as builds before it raised them (the recorded
+ * move as the step's own event, or the reply itself, which the orchestration records through its activity):
+ * in-flight histories hold those. The activities themselves are tested against the emulators and in the e2e tests.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ACTIVITY_RETRY,
   ACTIVITY_RETRY_INTERVALS_MS,
+  ATTEMPT_ENDED_EVENT,
   MAX_ORCHESTRATION_TURNS,
   replyEventName,
   type StepKind,
@@ -48,11 +50,41 @@ const timersOf = (instanceId: string) =>
     .filter((t) => t.instanceId === instanceId)
     .map((t) => t.fireAt.toISOString());
 
-it("takes each move the reply path recorded, with no activity, and cancels each step's deadline", async () => {
+it("races one timer for the whole attempt: a step that goes on raises nothing, the end wins and cancels it", async () => {
   const step0By = fromNow(MINUTE);
   const step1By = fromNow(60 * MINUTE);
   const id = await h.start("RECORDED", { schedulerDispatchNext: inOrder(dispatched(0, "do", step0By)) });
   await h.deliverRecorded(okReply(id, 0, "do"), dispatched(1, "do", step1By));
+  // Nothing was raised: the orchestration still races its timer at step 0's completeBy, which stands for step 1.
+  expect(events(id, "EventRaised")).toEqual([]);
+  expect(h.status(id)).toMatchObject({
+    runtimeStatus: "Running",
+    customStatus: { stepIndex: 0, direction: "do", completeBy: step0By.toISOString() },
+  });
+  expect(timersOf(id)).toEqual([step0By.toISOString()]);
+  await h.deliverRecorded(okReply(id, 1, "do"), dispatchFinished("Processed"));
+  expect(h.status(id)).toMatchObject({
+    runtimeStatus: "Completed",
+    output: { outcome: "finished", processState: "Processed" } satisfies SchedulerResult,
+  });
+  // The one activity is the first dispatch (the starter makes it with the claim in this build).
+  expect(h.calls("RECORDED").map((c) => c.name)).toEqual(["schedulerDispatchNext"]);
+  expect(events(id, "EventRaised").map((e) => e.Name)).toEqual([ATTEMPT_ENDED_EVENT]);
+  expect(events(id, "TimerCreated")).toHaveLength(1);
+  expect(events(id, "TimerFired")).toEqual([]);
+  expect(timersOf(id)).toEqual([]);
+});
+
+it("arms the timer again at the step in progress when an earlier step's completeBy passes", async () => {
+  const step0By = fromNow(MINUTE);
+  const step1By = fromNow(2 * MINUTE);
+  const id = await h.start("CROSSED", {
+    schedulerDispatchNext: inOrder(dispatched(0, "do", step0By)),
+    // The deadline activity finds step 0 answered, and takes the move the reply path dispatched.
+    schedulerReportDeadline: inOrder(dispatched(1, "do", step1By)),
+  });
+  await h.deliverRecorded(okReply(id, 0, "do"), dispatched(1, "do", step1By));
+  await h.clock.advanceTo(step0By);
   expect(h.status(id)).toMatchObject({
     runtimeStatus: "Running",
     customStatus: { stepIndex: 1, direction: "do", completeBy: step1By.toISOString() },
@@ -63,34 +95,52 @@ it("takes each move the reply path recorded, with no activity, and cancels each 
     runtimeStatus: "Completed",
     output: { outcome: "finished", processState: "Processed" } satisfies SchedulerResult,
   });
-  // The one activity is the first dispatch (the starter makes it with the claim in this build).
-  expect(h.calls("RECORDED").map((c) => c.name)).toEqual(["schedulerDispatchNext"]);
-  expect(events(id, "TimerFired")).toEqual([]);
+  expect(h.calls("CROSSED").map((c) => c.name)).toEqual(["schedulerDispatchNext", "schedulerReportDeadline"]);
   expect(timersOf(id)).toEqual([]);
 });
 
-it("goes on from the record when the answer was recorded as the step's timer fired", async () => {
+it("takes the end raised while the deadline activity ran, without racing a timer again", async () => {
   const step0By = fromNow(MINUTE);
   const step1By = fromNow(2 * MINUTE);
-  const id = await h.start("CROSSED", {
+  let id = "";
+  id = await h.start("ENDED-MEANWHILE", {
     schedulerDispatchNext: inOrder(dispatched(0, "do", step0By)),
-    // The deadline activity finds step 0 answered, and takes the move the reply path dispatched.
-    schedulerReportDeadline: inOrder(dispatched(1, "do", step1By)),
+    // The activity read the record before the last answer was recorded; the end is raised before it returns.
+    schedulerReportDeadline: () => {
+      const ended = { requestId: okReply(id, 1, "do").requestId, recorded: dispatchFinished("Processed") };
+      h.engine.raiseEvent(id, ATTEMPT_ENDED_EVENT, ended);
+      return dispatched(1, "do", step1By);
+    },
   });
   await h.clock.advanceTo(step0By);
-  expect(h.status(id)).toMatchObject({
-    runtimeStatus: "Running",
-    customStatus: { stepIndex: 1, direction: "do", completeBy: step1By.toISOString() },
-  });
-  // The event for step 0, raised after the timer fired, ends no wait; step 1's does.
-  await h.deliverRecorded(okReply(id, 0, "do"), dispatched(1, "do", step1By));
-  expect(h.status(id).runtimeStatus).toBe("Running");
-  await h.deliverRecorded(okReply(id, 1, "do"), dispatchFinished("Processed"));
+  await h.engine.whenIdle();
   expect(h.status(id)).toMatchObject({
     runtimeStatus: "Completed",
     output: { outcome: "finished", processState: "Processed" } satisfies SchedulerResult,
   });
-  expect(h.calls("CROSSED").map((c) => c.name)).toEqual(["schedulerDispatchNext", "schedulerReportDeadline"]);
+  expect(events(id, "TimerCreated")).toHaveLength(1);
+  expect(timersOf(id)).toEqual([]);
+});
+
+it("takes each move as the builds before raised it, one event per step, and cancels each step's deadline", async () => {
+  const step0By = fromNow(MINUTE);
+  const step1By = fromNow(60 * MINUTE);
+  const id = await h.start("STEP-EVENTS", { schedulerDispatchNext: inOrder(dispatched(0, "do", step0By)) });
+  await h.deliverAsStepEvent(okReply(id, 0, "do"), dispatched(1, "do", step1By));
+  expect(h.status(id)).toMatchObject({
+    runtimeStatus: "Running",
+    customStatus: { stepIndex: 1, direction: "do", completeBy: step1By.toISOString() },
+  });
+  expect(timersOf(id)).toEqual([step1By.toISOString()]);
+  await h.deliverAsStepEvent(okReply(id, 1, "do"), dispatchFinished("Processed"));
+  expect(h.status(id)).toMatchObject({
+    runtimeStatus: "Completed",
+    output: { outcome: "finished", processState: "Processed" } satisfies SchedulerResult,
+  });
+  expect(h.calls("STEP-EVENTS").map((c) => c.name)).toEqual(["schedulerDispatchNext"]);
+  expect(events(id, "TimerCreated")).toHaveLength(2);
+  expect(events(id, "TimerFired")).toEqual([]);
+  expect(timersOf(id)).toEqual([]);
 });
 
 it("times out as before when a deadline activity of an earlier build returned nothing", async () => {

@@ -187,10 +187,26 @@ export class OrchestrationRunner {
       : undefined;
     if (continueAsNew) return this.continueAsNew(episode, continueAsNew, state.customStatus, txn);
     if (state.isDone) {
+      // The extension still creates the timers the last episode made (its shim creates a cancelled one with a
+      // cancelled token, so TimerCreated stays and its message fires later into the completed instance), and an
+      // instance's cancelled timers include those the last episode cancelled: so the history and the tally say.
+      const { openTasks } = outcome;
+      const lastTimers = findNewTasks(openTasks, scheduledIds(episode.r.history)).flatMap((task) =>
+        task.kind === "timer"
+          ? [
+              newEvent(EventType.TimerCreated, episode.at, {
+                EventId: task.id,
+                FireAt: task.fireAt.toISOString(),
+              }),
+            ]
+          : [],
+      );
       this.finish(episode.r, {
         status: "Completed",
         output: toJson(state.output),
         ...this.closing(episode),
+        events: [...episode.events, ...lastTimers],
+        cancelledTimers: [...new Set([...episode.r.cancelledTimers, ...cancelledTimerIds(openTasks)])],
         customStatus: state.customStatus,
         ops: txn.ops,
         after: txn.after,
@@ -466,6 +482,8 @@ export class OrchestrationRunner {
       at: Date;
       consume: number;
       events: HistoryEvent[];
+      /** The instance's cancelled timers, when its last episode cancelled some. */
+      cancelledTimers?: number[];
       customStatus?: unknown;
       ops?: StoreOp[];
       after?: Array<() => void>;
@@ -485,6 +503,7 @@ export class OrchestrationRunner {
           runtimeStatus: f.status,
           output: f.output ?? null,
           lastUpdatedTime: f.at.toISOString(),
+          ...(f.cancelledTimers ? { cancelledTimers: f.cancelledTimers } : {}),
           ...(f.customStatus !== undefined ? { customStatus: toJson(f.customStatus) } : {}),
         },
         append: [

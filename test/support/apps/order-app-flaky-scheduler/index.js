@@ -1,8 +1,8 @@
 // The order app, with the Scheduler failing once at each of its steps, the way a fresh deployment's calls fail
 // while their role assignments propagate (403 from Cosmos DB or Service Bus), or a process dies mid-step:
 // - every Scheduler activity fails its first execution for each order, before it touches anything;
-// - the reply path's first event for each answer fails after the answer was recorded and the next request sent,
-//   as if the process had died between the write and telling the orchestration.
+// - the reply path's first raise of each event (the order's end, the one event it raises) fails after the answer
+//   was recorded, as if the process had died between the write and telling the orchestration.
 // The e2e scheduler-retry test loads it; ORDER_APP_ENTRY (set by test/support/e2eChild.ts) names the transpiled
 // app entry.
 "use strict";

@@ -1,6 +1,8 @@
 // Every durable feature of the devhost engine, driven through the real durable-functions replay on a
 // virtual clock (hours of durable timers take milliseconds).
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { tallyTaskHub } from "../../../src/durable/hubTally";
 import "../../support/durableCapture";
 import { startTestEngine, T0, type TestEngine } from "../../support/durableHost";
 
@@ -91,6 +93,19 @@ describe("Task.all and Task.any", () => {
     expect(h.engine.pendingTimers().filter((t) => t.instanceId === id)).toEqual([]);
   });
 
+  it("records a losing timer its last episode made and cancelled, as the extension does: created, never armed", async () => {
+    const id = h.engine.startNew("F_AllAny");
+    // Raised before the race: the episode that races it is the last one.
+    h.engine.raiseEvent(id, "Go", { by: "early" });
+    await h.engine.whenIdle();
+    const status = h.engine.getStatus(id, { showHistory: true });
+    expect(status).toMatchObject({ runtimeStatus: "Completed", output: { winner: "event" } });
+    const types = (status?.historyEvents ?? []).map((e) => e.EventType);
+    expect(types.filter((t) => t === "TimerCreated")).toHaveLength(1);
+    expect(types.filter((t) => t === "TimerFired")).toEqual([]);
+    expect(h.engine.pendingTimers().filter((t) => t.instanceId === id)).toEqual([]);
+  });
+
   it("lets the timer win when no event comes", async () => {
     const start = h.clock.now().getTime();
     const id = h.engine.startNew("F_AllAny");
@@ -98,6 +113,33 @@ describe("Task.all and Task.any", () => {
     const out = h.engine.getStatus(id)?.output as { winner: string; at: string };
     expect(out.winner).toBe("timer");
     expect(Date.parse(out.at) - start).toBe(60 * 60 * 1000);
+  });
+});
+
+describe("tallyTaskHub after the engine stops", () => {
+  it("counts each losing timer cancelled, whether the last episode or an earlier one made it", async () => {
+    const own = await startTestEngine();
+    try {
+      const early = own.engine.startNew("F_AllAny");
+      own.engine.raiseEvent(early, "Go", 1);
+      const late = own.engine.startNew("F_AllAny");
+      await own.engine.whenIdle();
+      own.engine.raiseEvent(late, "Go", 2);
+      await own.engine.whenIdle();
+      await own.stop();
+      const tallies = tallyTaskHub(path.join(own.dataDir, own.engine.taskHubName));
+      for (const id of [early, late])
+        expect(
+          tallies.find((t) => t.instanceId === id),
+          id,
+        ).toMatchObject({
+          runtimeStatus: "Completed",
+          events: { TimerCreated: 1 },
+          cancelledTimers: 1,
+        });
+    } finally {
+      await own.dispose();
+    }
   });
 });
 
