@@ -12,8 +12,8 @@
  * the order's end, raced against one durable timer that is then cancelled; one request per step to its service's
  * agent (one agent per service, one remote call and one reply per request); one reply delivery per step that
  * records the answer (a replace of the record) and sends the next step's request (or the end's status), the last
- * one raising the end's event; and STATUSES_PER_ORDER status messages that nobody receives. Every replace is conditional on
- * the etag the last write returned, as the real app's are. The steps and their services are the declared
+ * one raising the end's event; and STATUSES_PER_ORDER status messages that nobody receives. Every replace is
+ * conditional on the etag the last write returned, as the real app's are. The steps and their services are the declared
  * process's (src/domain/process.ts): in the sample, three agents and five statuses, and no activity.
  */
 import { app, type HttpRequest, type HttpResponseInit, type InvocationContext } from "@azure/functions";

@@ -18,7 +18,7 @@ app.serviceBusQueue("agentReplies", {
 
 async function handleReply(message: unknown, context: InvocationContext): Promise<void> {
   const deps = dependencies();
-  const client = attemptClient(df.getClient(context));
+  const client = attemptClient(() => df.getClient(context));
   const outcome = await routeReply(deps, context, client, message, { alert: isFirstDelivery(context) });
   if (outcome.kind === "refused") {
     await setAsideRejected(deps, context, "agent-replies", message, {

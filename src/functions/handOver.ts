@@ -1,7 +1,6 @@
 import type { InvocationContext } from "@azure/functions";
-import * as df from "durable-functions";
 import { dependencies } from "../app/dependencies";
-import { startAttemptWith } from "../scheduler/durableClient";
+import { startAttemptsIn } from "./attemptStarts";
 import { requestClaimRound } from "../scheduler/starter";
 
 /**
@@ -12,7 +11,7 @@ import { requestClaimRound } from "../scheduler/starter";
  */
 export async function handOver(context: InvocationContext): Promise<void> {
   try {
-    await requestClaimRound(dependencies(), context, startAttemptWith(df.getClient(context)));
+    await requestClaimRound(dependencies(), context, startAttemptsIn(context));
   } catch (error) {
     context.warn(
       `handover: claim round failed (${String(error)}); the starter's timer claims the next order`,

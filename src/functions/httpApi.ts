@@ -17,7 +17,8 @@ import { healthRequest, statsRequest } from "../api/stats";
 import { timingsRequest } from "../api/timings";
 import { orderTraceRequest } from "../api/trace";
 import { currentTelemetry } from "../telemetry/telemetry";
-import { attemptClient, startAttemptWith } from "../scheduler/durableClient";
+import { attemptClient } from "../scheduler/durableClient";
+import { startAttemptsIn } from "./attemptStarts";
 import { requestClaimRound } from "../scheduler/starter";
 import { namedInvocation, tracedRequest } from "./traced";
 
@@ -55,7 +56,7 @@ app.http(API.submitOrder.functionName, {
   extraInputs: [df.input.durableClient()],
   handler: tracedRequest(API.submitOrder.route, (request: HttpRequest, context: InvocationContext) =>
     submitOrderRequest(dependencies(), request, context, (log) =>
-      requestClaimRound(dependencies(), log, startAttemptWith(df.getClient(context))),
+      requestClaimRound(dependencies(), log, startAttemptsIn(context)),
     ),
   ),
 });
@@ -111,8 +112,7 @@ function operatorAction(
     handler: namedInvocation(
       forRole(operation, async (request, context, principal) => {
         const { response, sentBackToWork } = await act(request, context, principal);
-        if (sentBackToWork)
-          await requestClaimRound(dependencies(), context, startAttemptWith(df.getClient(context)));
+        if (sentBackToWork) await requestClaimRound(dependencies(), context, startAttemptsIn(context));
         return response;
       }),
     ),

@@ -1,7 +1,7 @@
 import { app, type InvocationContext, type Timer } from "@azure/functions";
 import * as df from "durable-functions";
 import { dependencies } from "../app/dependencies";
-import { startAttemptWith } from "../scheduler/durableClient";
+import { startAttemptsIn } from "./attemptStarts";
 import { requestClaimRound } from "../scheduler/starter";
 import { namedInvocation } from "./traced";
 
@@ -9,7 +9,6 @@ app.timer("starter", {
   schedule: "%STARTER_SCHEDULE%",
   extraInputs: [df.input.durableClient()],
   handler: namedInvocation(async (_timer: Timer, context: InvocationContext) => {
-    const client = df.getClient(context);
-    await requestClaimRound(dependencies(), context, startAttemptWith(client));
+    await requestClaimRound(dependencies(), context, startAttemptsIn(context));
   }),
 });

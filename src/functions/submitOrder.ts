@@ -1,7 +1,7 @@
 import { app, type InvocationContext } from "@azure/functions";
 import * as df from "durable-functions";
 import { dependencies } from "../app/dependencies";
-import { startAttemptWith } from "../scheduler/durableClient";
+import { startAttemptsIn } from "./attemptStarts";
 import { requestClaimRound } from "../scheduler/starter";
 import { submitOrder } from "../submission/submit";
 import { isFirstDelivery, setAsideRejected } from "./rejectedMessage";
@@ -22,8 +22,7 @@ export async function submitOrderHandler(message: unknown, context: InvocationCo
   if (outcome.created) {
     // Fast path: an idle system starts the order now instead of at the next starter tick. The order is accepted
     // whatever happens here: should the round fail, the starter's timer claims it.
-    const client = df.getClient(context);
-    await requestClaimRound(deps, context, startAttemptWith(client)).catch((error: unknown) =>
+    await requestClaimRound(deps, context, startAttemptsIn(context)).catch((error: unknown) =>
       context.warn(
         `order ${outcome.record.orderId}: claim round failed, left to the starter (${String(error)})`,
       ),

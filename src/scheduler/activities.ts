@@ -464,17 +464,19 @@ export interface DeadlineInput extends AttemptInput {
 }
 
 /**
- * What the orchestration does after a step's timer won: the deadline was reported to the Supervisor, or the answer
- * had been recorded all the same (by the reply path, just before the timer fired), and the attempt goes on with
- * the move that answer led to. Builds before answers were recorded in the reply path returned nothing.
+ * What the orchestration does after its timer won: the deadline was reported to the Supervisor, or the step's
+ * answer had been recorded (by the reply path, which raises only the attempt's end) and the attempt goes on with
+ * the move the record shows. Builds before answers were recorded in the reply path returned nothing.
  */
 export type AfterDeadline = DispatchOutcome | { kind: "reported" };
 
 /**
- * The step's durable timer won the race: no answer reached the orchestration by completeBy. When the record shows
- * the answer recorded under this attempt after all (the reply path records it before it raises the event, so the
- * two can cross), the attempt goes on from the record: the next move, which the reply path has dispatched already
- * (dispatching it again is a no-op that re-sends the same MessageId), or the end. Otherwise it hands the attempt to
+ * The orchestration's timer, at the completeBy of the step it waits on, won the race: no end reached it by then.
+ * When the record shows that step's answer recorded under this attempt (the reply path records every answer but
+ * raises only the end, so this is how the orchestration hears of the later steps of an attempt slower than one
+ * step's timeout, and an end raised just after the timer fired crosses it the same way), the attempt goes on from
+ * the record: the move in progress, which the reply path has dispatched already (dispatching it again is a no-op
+ * that re-sends the same MessageId), or the end. Otherwise it hands the attempt to
  * the Supervisor through its recovery queue, which decides on that record alone (src/supervisor/deadline.ts); the
  * Scheduler itself never counts its own failures. A repeat of this activity sends the same MessageId, which the
  * queue's duplicate detection drops.
