@@ -73,8 +73,8 @@ const scaleOutHop = (group: string): LatencyHop => ({
 /**
  * From the moment a dispatch sets the step's completeBy (the claim's for the first step, the reply path's for each
  * later one) to the moment the step's answer is recorded: what must fit inside STEP_TIMEOUT_SECONDS. The answer
- * counts once recorded: the event that tells the orchestration may come after completeBy, and the orchestration
- * then finds the answer on the record (reportDeadline), so the raise and its pick-up are not in the budget.
+ * counts once recorded: only the attempt's end is raised on the orchestration, which otherwise finds each answer on
+ * the record when its timer fires (reportDeadline), so no raise and no pick-up is in the budget.
  */
 export function stepLatencyBudget(s: LatencyBudgetSettings): LatencyBudget {
   const backoffs = Math.max(0, s.agentMaxAttempts - 1);
