@@ -23,6 +23,7 @@ export const LOOKED_UP = "2026-12-01";
 const COSMOS_REQUEST_COST = "https://learn.microsoft.com/azure/cosmos-db/optimize-cost-reads-writes";
 const COSMOS_KEY_VALUE = "https://learn.microsoft.com/azure/cosmos-db/key-value-store-cost";
 const COSMOS_BILL = "https://learn.microsoft.com/azure/cosmos-db/understand-your-bill";
+const COSMOS_AUTOSCALE = "https://learn.microsoft.com/azure/cosmos-db/autoscale-faq";
 const SERVICE_BUS_PRICING = "https://azure.microsoft.com/pricing/details/service-bus/";
 const SERVICE_BUS_BILLING_2014 =
   "Microsoft's 'Service Bus pricing and billing' article (prices effective 1 November 2014), " +
@@ -30,7 +31,7 @@ const SERVICE_BUS_BILLING_2014 =
 const DTS_BILLING =
   "https://learn.microsoft.com/azure/azure-functions/durable/durable-task-scheduler/durable-task-scheduler-billing";
 
-/** How Cosmos DB charges a request, in request units (RU). */
+/** How Cosmos DB charges: a request in request units (RU), and autoscale throughput by the hour. */
 export const COSMOS_RULES = {
   pointReadRuAt1Kb: {
     value: 1,
@@ -101,6 +102,27 @@ export const COSMOS_RULES = {
     basis: "assumed",
     source: "https://learn.microsoft.com/azure/cosmos-db/concepts-limits",
     note: "they have limits of their own and are not billed as request units; the SDK makes them once per process and per query, not per document",
+  },
+  autoscaleRateToManual: {
+    value: 1.5,
+    unit: "× the manual rate per 100 RU/s, for autoscale throughput (single write region), billed on the highest RU/s of each hour",
+    basis: "documented",
+    source: COSMOS_AUTOSCALE,
+    note: "autoscale is what the template's COSMOS_CAPACITY_MODE=Provisioned creates (shared by the database's containers)",
+  },
+  autoscaleFloorShare: {
+    value: 0.1,
+    unit: "× its maximum RU/s: the least autoscale bills each hour, with or without requests",
+    basis: "documented",
+    source: COSMOS_AUTOSCALE,
+    note: "autoscale scales between a tenth of its maximum and the maximum",
+  },
+  autoscaleSmallestMaximum: {
+    value: 1_000,
+    unit: "RU/s: the smallest maximum autoscale may be given",
+    basis: "documented",
+    source: COSMOS_AUTOSCALE,
+    note: "it then scales between 100 and 1,000 RU/s",
   },
 } satisfies Record<string, Rate>;
 

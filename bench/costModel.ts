@@ -157,13 +157,28 @@ export interface OrderCost {
     azureStorageBackend: number;
     durableTaskScheduler: number | null;
     flexConsumption: number;
+    /** Autoscale throughput (COSMOS_CAPACITY_MODE=Provisioned) busy all hour at the order rate. */
+    cosmosAutoscale: number;
     /** Serverless Cosmos DB + Service Bus Standard + the Azure Storage backend + Flex Consumption: the defaults. */
     shippedDefaults: number;
+    /** The shipped defaults with COSMOS_CAPACITY_MODE=Provisioned: autoscale in place of serverless. */
+    withAutoscale: number;
+  };
+  /** What autoscale costs when it is not busy, and where it starts to cost less than serverless. */
+  autoscale: {
+    /** The least it bills, every hour, at the smallest maximum (COSMOS_RULES.autoscaleSmallestMaximum). */
+    floorUsdPerMonth: number;
+    /** Orders a day that serverless would charge as much for as that floor: below it, serverless costs less. */
+    serverlessBreakEvenOrdersPerDay: number;
+    /** Orders/s that the smallest maximum serves; above it, raise cosmosAutoscaleMaxThroughput. */
+    ordersPerSecAtSmallestMaximum: number;
   };
   atRates: AtRate[];
 }
 
 const MILLION = 1_000_000;
+/** A month: 365 × 24 ÷ 12 hours. */
+const HOURS_PER_MONTH = 730;
 const price = (rate: Rate): number | null => rate.value;
 
 export function orderCost(profile: OrderProfile, rates: readonly number[] = ORDER_RATES): OrderCost {
@@ -184,16 +199,29 @@ export function orderCost(profile: OrderProfile, rates: readonly number[] = ORDE
   // r × 3,600 orders an hour, so the cost of a million orders does not depend on r.
   const cosmosProvisioned =
     ((ruPerOrder * headroom) / 100) * value(P.cosmosProvisionedPer100RuSecondHour) * (MILLION / 3600);
+  // Autoscale bills each hour's highest RU/s at 1.5× the manual rate. Busy all hour at one rate, its highest RU/s is
+  // the rate's, so a million orders again cost the same at any rate; no headroom, since it scales up by itself.
+  const autoscalePer100RuSecondHour =
+    value(P.cosmosProvisionedPer100RuSecondHour) * value(C.autoscaleRateToManual);
+  const cosmosAutoscale = (ruPerOrder / 100) * autoscalePer100RuSecondHour * (MILLION / 3600);
+  // Idle or not, it bills a tenth of its maximum every hour: where serverless would charge less than that floor
+  // for a day's orders, serverless is the cheaper mode.
+  const floorUsdPerHour =
+    ((value(C.autoscaleSmallestMaximum) * value(C.autoscaleFloorShare)) / 100) * autoscalePer100RuSecondHour;
+  const serverlessUsdPerOrder = (ruPerOrder * value(P.cosmosServerlessPerMillionRu)) / MILLION;
   const dtsPrice = price(P.dtsConsumptionPerMillionActions);
   const usd = {
     cosmosServerless: ruPerOrder * value(P.cosmosServerlessPerMillionRu),
     cosmosProvisioned,
+    cosmosAutoscale,
     serviceBusStandard: busOps * value(P.serviceBusStandardPerMillionOps),
     azureStorageBackend: storageTx * MILLION * (value(P.storagePer10kTransactions) / 10_000),
     durableTaskScheduler: dtsPrice === null ? null : dts.low * dtsPrice,
     flexConsumption:
       executions * value(P.flexPerMillionExecutions) + gbs * MILLION * value(P.flexPerGbSecond),
   };
+  // Everything but Cosmos DB, which the two capacity modes price differently.
+  const rest = usd.serviceBusStandard + usd.azureStorageBackend + usd.flexConsumption;
   const atRates = rates.map((ordersPerSec): AtRate => {
     const opsPerSec = busOps * ordersPerSec;
     const mus = Math.max(1, Math.ceil(opsPerSec / value(S.serviceBusPremiumOpsPerMu)));
@@ -220,8 +248,13 @@ export function orderCost(profile: OrderProfile, rates: readonly number[] = ORDE
     flexGbSecondsPerOrder: gbs,
     usdPerMillionOrders: {
       ...usd,
-      shippedDefaults:
-        usd.cosmosServerless + usd.serviceBusStandard + usd.azureStorageBackend + usd.flexConsumption,
+      shippedDefaults: usd.cosmosServerless + rest,
+      withAutoscale: usd.cosmosAutoscale + rest,
+    },
+    autoscale: {
+      floorUsdPerMonth: floorUsdPerHour * HOURS_PER_MONTH,
+      serverlessBreakEvenOrdersPerDay: (floorUsdPerHour * 24) / serverlessUsdPerOrder,
+      ordersPerSecAtSmallestMaximum: value(C.autoscaleSmallestMaximum) / ruPerOrder,
     },
     atRates,
   };

@@ -197,6 +197,14 @@ export function renderCostSection(entry: CostEntry, small: boolean): string {
           `${num(c.ruPerOrder)} RU × ${num(SERVICE_RULES.provisionedHeadroom.value)} headroom, busy all hour; independent of the rate`,
         ],
         [
+          "Cosmos DB autoscale (`COSMOS_CAPACITY_MODE=Provisioned`)",
+          usd(c.usdPerMillionOrders.cosmosAutoscale),
+          `${num(c.ruPerOrder)} RU at ${num(COSMOS_RULES.autoscaleRateToManual.value)} × the manual rate, busy all hour; ` +
+            `idle, it still bills a tenth of its maximum: ${usd(c.autoscale.floorUsdPerMonth)} a month at the smallest ` +
+            `maximum, ${num(COSMOS_RULES.autoscaleSmallestMaximum.value, 0)} RU/s, which serves ` +
+            `${num(c.autoscale.ordersPerSecAtSmallestMaximum)} orders/s`,
+        ],
+        [
           "Service Bus Standard",
           usd(c.usdPerMillionOrders.serviceBusStandard),
           `${num(c.serviceBusOpsPerOrder)} operations × 1 M`,
@@ -220,6 +228,12 @@ export function renderCostSection(entry: CostEntry, small: boolean): string {
           "**The shipped defaults** (serverless, Standard, Azure Storage backend, Flex)",
           `**${usd(c.usdPerMillionOrders.shippedDefaults)}**`,
           "the sum of those four",
+        ],
+        [
+          "**The same with `COSMOS_CAPACITY_MODE=Provisioned`** (autoscale for serverless)",
+          `**${usd(c.usdPerMillionOrders.withAutoscale)}**`,
+          `busy all hour; below about ${num(c.autoscale.serverlessBreakEvenOrdersPerDay, 0)} orders a day, ` +
+            "serverless costs less than autoscale's floor",
         ],
       ],
     ),
@@ -274,6 +288,7 @@ export function costTableRows(c: OrderCost): string[][] {
     ["function executions per order", num(c.functionExecutionsPerOrder)],
     ["Flex GB-s per order", num(c.flexGbSecondsPerOrder, 3)],
     ["$ per million orders, shipped defaults", usd(c.usdPerMillionOrders.shippedDefaults)],
+    ["$ per million orders, COSMOS_CAPACITY_MODE=Provisioned", usd(c.usdPerMillionOrders.withAutoscale)],
   ];
   for (const r of c.atRates)
     rows.push([`RU/s to provision at ${num(r.ordersPerSec, 0)} orders/s`, num(r.provisionedRuPerSec, 0)]);

@@ -142,6 +142,18 @@ describe("orderCost", () => {
     expect(usd.shippedDefaults).toBeCloseTo(25 + 22.4 + 27.6 + 10.6, 10);
   });
 
+  it("prices autoscale (COSMOS_CAPACITY_MODE=Provisioned) at 1.5 × the manual rate, and its idle floor", () => {
+    const usd = cost.usdPerMillionOrders;
+    // 100 RU per order busy all hour: 1 unit of 100 RU/s per order/s at $0.008 × 1.5, for 3,600 orders an hour.
+    expect(usd.cosmosAutoscale).toBeCloseTo((0.008 * 1.5 * 1e6) / 3600, 10);
+    expect(usd.withAutoscale).toBeCloseTo(usd.cosmosAutoscale + 22.4 + 27.6 + 10.6, 10);
+    // The smallest maximum, 1,000 RU/s, bills at least 100 RU/s every hour: $0.012 an hour, $8.76 a month.
+    expect(cost.autoscale.floorUsdPerMonth).toBeCloseTo(0.012 * 730, 10);
+    // A day of that floor ($0.288) buys 11,520 orders of 100 RU at serverless prices ($0.000025 each).
+    expect(cost.autoscale.serverlessBreakEvenOrdersPerDay).toBeCloseTo(11_520, 6);
+    expect(cost.autoscale.ordersPerSecAtSmallestMaximum).toBeCloseTo(10, 10);
+  });
+
   it("sizes throughput, Premium messaging units and scheduler capacity units for a rate", () => {
     const [at100, at1000] = cost.atRates;
     expect(at100).toMatchObject({
