@@ -66,8 +66,11 @@ param operatorAppClientId string = ''
 @description('Whether principalId also runs the app itself against these resources (write-local-settings.sh), which grants it the app\'s right to send agent requests and replies: development environments only.')
 param developerRunsApp bool = false
 
-@description('Base URL of each remote service, by service name (infra/process.json), e.g. {"payment": "https://payments.contoso.example"}: its <SERVICE>_URL app setting. Left out or empty: a placeholder; point it at your service.')
-param serviceUrls { *: string } = {}
+@description('Where the remote services live: each declared service (infra/process.json) at <this URL>/<service>, unless serviceUrlList names it (REMOTE_SERVICES_URL). Empty: a placeholder; point it at your services.')
+param remoteServicesUrl string = ''
+
+@description('The services served elsewhere, as comma-separated service=url pairs, e.g. "<service>=https://<service>.contoso.example,<other>=https://<other>.contoso.example" (SERVICE_URLS). The app refuses to start if a pair names no declared service.')
+param serviceUrlList string = ''
 
 @description('App settings that replace the tuning defaults below (name -> string value), e.g. {"MAX_IN_FLIGHT": "200"}.')
 param appSettingOverrides { *: string } = {}
@@ -151,13 +154,12 @@ var tuningDefaults = {
 // the declaration in src/domain/process.ts by `npm run docs:update` (a unit test fails while it is stale).
 var processServices = loadJsonContent('process.json').services
 
-// Each service's <SERVICE>_URL. Placeholders on a reserved domain (.invalid never resolves): the app starts,
-// and calls to the remote services fail as transient errors until the real base URLs are set.
-var remoteServices = toObject(
-  processServices,
-  s => s.urlSetting,
-  s => empty(serviceUrls[?s.name] ?? '') ? s.placeholderUrl : serviceUrls[s.name]
-)
+// Where the services are. A placeholder on a reserved domain (.invalid never resolves) until it is set: the app
+// starts, and calls to the remote services fail as transient errors until the real URLs are set.
+var remoteServices = {
+  REMOTE_SERVICES_URL: empty(remoteServicesUrl) ? 'https://remote-services.example.invalid' : remoteServicesUrl
+  SERVICE_URLS: serviceUrlList
+}
 
 resource rg 'Microsoft.Resources/resourceGroups@2024-03-01' = {
   name: empty(resourceGroupName) ? 'rg-${environmentName}' : resourceGroupName

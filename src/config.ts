@@ -56,6 +56,39 @@ const ncrontab = z
 
 const isAgentName = (name: string): name is AgentName => AGENT_NAMES.some((agent) => agent === name);
 
+/** A service's base URL under REMOTE_SERVICES_URL: the local simulator serves each service at /<service>. */
+export const serviceUrlUnder = (remoteServicesUrl: string, service: string): string =>
+  `${remoteServicesUrl.replace(/\/+$/, "")}/${service}`;
+
+/** A pair for the messages, of a service the process declares (the first), whatever the process. */
+const EXAMPLE_PAIR = `${AGENT_NAMES[0]}=https://${AGENT_NAMES[0]}.example`;
+
+/** SERVICE_URLS' `service=url` pairs, each checked: a declared service, named once, with an http(s) URL. */
+function parseServiceUrlList(list: string, ctx: z.RefinementCtx): Partial<Record<AgentName, string>> {
+  const urls: Partial<Record<AgentName, string>> = {};
+  const problem = (message: string) => ctx.addIssue({ code: "custom", message });
+  for (const entry of list.split(",").map((e) => e.trim())) {
+    if (entry === "") continue;
+    const at = entry.indexOf("=");
+    if (at < 0) {
+      problem(`expected service=url pairs such as ${EXAMPLE_PAIR}, got ${JSON.stringify(entry)}`);
+      continue;
+    }
+    const service = entry.slice(0, at).trim();
+    const value = entry.slice(at + 1).trim();
+    if (!isAgentName(service)) {
+      problem(`${JSON.stringify(service)} is not a service of the process (${AGENT_NAMES.join(", ")})`);
+    } else if (urls[service] !== undefined) {
+      problem(`${service} is named twice`);
+    } else if (!url.safeParse(value).success) {
+      problem(`${service}: expected an absolute http(s) URL, got ${JSON.stringify(value)}`);
+    } else {
+      urls[service] = value.replace(/\/+$/, "");
+    }
+  }
+  return urls;
+}
+
 /** Bound on STATUS_QUEUES: the app keeps one open sender per status queue. */
 export const MAX_STATUS_QUEUES = 50;
 
@@ -181,6 +214,29 @@ const SETTING_TABLE = {
     default: "platform",
   },
   /**
+   * Where the process's remote services live: each declared service at `<this URL>/<service>`, the layout of the
+   * local simulator (and of a gateway in front of real services), unless SERVICE_URLS names another URL for it.
+   */
+  remoteServicesUrl: {
+    name: "REMOTE_SERVICES_URL",
+    // The service's name is appended: http://host/ would otherwise give http://host//<service>.
+    schema: url.transform((v) => v.replace(/\/+$/, "")),
+    default: "http://127.0.0.1:7081",
+  },
+  /**
+   * The services served elsewhere than under REMOTE_SERVICES_URL, as comma-separated `service=url` pairs (the
+   * service's base URL, as `<SERVICE>_URL` gives it). One setting for any number of services, so that a deployment
+   * names none of them in its own files.
+   */
+  serviceUrlList: {
+    name: "SERVICE_URLS",
+    schema: z
+      .string()
+      .trim()
+      .transform((v, ctx) => parseServiceUrlList(v, ctx)),
+    default: "",
+  },
+  /**
    * The remote services simulator whose /_faults the dashboard's fault panel drives (devhost only). Empty, as in
    * Azure, hides the panel: there is nothing to break on purpose in production.
    */
@@ -276,21 +332,36 @@ const SETTING_TABLE = {
   },
 } as const satisfies SettingTable;
 
-/** Where a service's base URL points by default: its routes on the local remote services simulator. */
-export const localServiceUrl = (service: string): string => `http://127.0.0.1:7081/${service}`;
-
 /**
- * The base URL of each declared service (src/domain/process.ts): `<SERVICE>_URL`, such as INVENTORY_URL. A table of
- * its own, keyed by service, because the services come from the process declaration, not from this file.
+ * Each declared service's base URL: its own `<SERVICE>_URL` (such as INVENTORY_URL) when set, else its SERVICE_URLS
+ * entry, else REMOTE_SERVICES_URL/<service>. `<SERVICE>_URL` is optional and outside the settings table, since the
+ * services come from the process declaration, not from this file. A service given both ways is refused: two
+ * places for one fact, and no telling which one the deployment meant.
  */
-const SERVICE_URL_SETTINGS = recordOf(AGENT_NAMES, (service) => ({
-  name: serviceUrlSetting(service),
-  schema: url,
-  default: localServiceUrl(service),
-}));
-export type ServiceUrlSetting = ReturnType<typeof serviceUrlSetting<AgentName>>;
+function serviceUrlsOf(env: Env, problems: string[]): Record<AgentName, string> | undefined {
+  // The two settings again, on their own: so that a bad setting elsewhere does not hide a bad URL (each bad one is
+  // named once, by loadConfig's parse of the whole table).
+  const values = parseTable(SERVICE_LOCATION_SETTINGS, env, []);
+  if (!values) return undefined;
+  return recordOf(AGENT_NAMES, (service) => {
+    const name = serviceUrlSetting(service);
+    const own = env[name]?.trim();
+    const listed = values.serviceUrlList[service];
+    if (!own) return listed ?? serviceUrlUnder(values.remoteServicesUrl, service);
+    if (!url.safeParse(own).success) problems.push(`${name}="${own}": expected an absolute http(s) URL`);
+    else if (listed !== undefined)
+      problems.push(`${name} and ${nameOf("serviceUrlList")} both give ${service}'s URL: keep one of them`);
+    return own.replace(/\/+$/, "");
+  });
+}
 
-const ALL_SETTINGS = [...Object.values(SETTING_TABLE), ...Object.values(SERVICE_URL_SETTINGS)];
+/** The settings that say where the remote services are. */
+const SERVICE_LOCATION_SETTINGS = {
+  remoteServicesUrl: SETTING_TABLE.remoteServicesUrl,
+  serviceUrlList: SETTING_TABLE.serviceUrlList,
+};
+
+const ALL_SETTINGS = Object.values(SETTING_TABLE);
 
 export type SettingName = (typeof ALL_SETTINGS)[number]["name"];
 export const SETTING_NAMES: SettingName[] = ALL_SETTINGS.map((setting) => setting.name);
@@ -303,12 +374,13 @@ export type SettingValues = Parsed<typeof SETTING_TABLE>;
 type ChaosSetting =
   "chaosEnabled" | "chaosServices" | "chaosLatencyRate" | "chaosLatencySeconds" | "chaosFaultRate";
 /** The settings deriveConfig folds into chaos and telemetry rather than passing on as fields of their own. */
-type GroupedSetting = ChaosSetting | "localTracing" | "samplingRatio";
+type GroupedSetting =
+  ChaosSetting | "localTracing" | "samplingRatio" | "remoteServicesUrl" | "serviceUrlList";
 
 export interface AppConfig extends Omit<SettingValues, GroupedSetting> {
   serviceBus: ServiceBusConnectionConfig;
   cosmos: CosmosConnectionConfig;
-  /** Base URL of each declared service, from its `<SERVICE>_URL` setting. */
+  /** Base URL of each declared service: its `<SERVICE>_URL`, its SERVICE_URLS entry, or REMOTE_SERVICES_URL/<service>. */
   serviceUrls: Record<AgentName, string>;
   /** What chaos injects into the agents' calls (CHAOS_*); null while it is off, the default and production's. */
   chaos: ChaosSettings | null;
@@ -469,6 +541,9 @@ function deriveConfig(
     chaosFaultRate,
     localTracing,
     samplingRatio,
+    // Folded into connections.serviceUrls by serviceUrlsOf.
+    remoteServicesUrl: _remoteServicesUrl,
+    serviceUrlList: _serviceUrlList,
     ...fields
   } = values;
   const chaos = parseChaos(
@@ -506,7 +581,7 @@ function deriveConfig(
 export function loadConfig(env: Env = process.env): AppConfig {
   const problems: string[] = [];
   const values = parseTable(SETTING_TABLE, env, problems);
-  const serviceUrls = parseTable(SERVICE_URL_SETTINGS, env, problems);
+  const serviceUrls = serviceUrlsOf(env, problems);
   const serviceBus = parseServiceBus(env, problems);
   const cosmos = parseCosmos(env, problems);
   const azureMonitor = parseAzureMonitor(env, problems);

@@ -5,7 +5,7 @@
  * any other client; local.settings.sample.json already points at these addresses.
  */
 import { DEFAULT_COSMOS_PORT, DEFAULT_SERVICE_BUS_PORT } from "devhost";
-import { AGENT_NAMES, serviceUrlSetting } from "../src/domain";
+import { AGENT_NAMES } from "../src/domain";
 import { startLocalStack } from "./localStack";
 import { DEFAULT_SIMULATOR_PORT } from "./simulator";
 
@@ -31,7 +31,7 @@ async function main(): Promise<void> {
       `  Cosmos DB    ${cosmosEndpoint}  (database ${stack.cosmos.database})`,
       `    CosmosConnection=${cosmosConnectionString}`,
       `  Simulator    ${simulatorUrl}  (${AGENT_NAMES.join(", ")}; GET /_ledger, POST /_faults)`,
-      `    ${AGENT_NAMES.map((s) => `${serviceUrlSetting(s)}=${simulatorUrl}/${s}`).join(" ")}`,
+      `    REMOTE_SERVICES_URL=${simulatorUrl}`,
     ].join("\n"),
   );
   let stopping = false;

@@ -11,7 +11,6 @@ import {
   orderWorkflowV1,
   serviceUrlSetting,
 } from "../src/domain";
-import { placeholderServiceUrl } from "./processFiles";
 
 const code = (text: string): string => `\`${text}\``;
 const table = (head: string[], rows: string[][]): string =>
@@ -46,27 +45,17 @@ export function renderServiceContract(): string {
   );
 }
 
-/** docs/configuration.md: the `<SERVICE>_URL` settings with their local defaults. */
-export function renderServiceUrlSettings(defaultOf: (setting: string) => string): string {
+/**
+ * docs/configuration.md: each service's own `<SERVICE>_URL`, and where the service is while it is unset:
+ * `reachedAt(service)`, under the default REMOTE_SERVICES_URL.
+ */
+export function renderServiceUrlSettings(reachedAt: (service: string) => string): string {
   return table(
-    ["Setting", "Default", "Meaning"],
+    ["Setting", "Unset", "Meaning"],
     AGENT_NAMES.map((s) => [
       code(serviceUrlSetting(s)),
-      code(defaultOf(serviceUrlSetting(s))),
-      `Base URL of the ${s} service (the local simulator by default). ${SERVICES[s].summary}`,
-    ]),
-  );
-}
-
-/** docs/deployment.md: how azd hands each service's URL to infra/main.bicep. */
-export function renderServiceUrlParameters(): string {
-  return table(
-    ["azd environment variable", "`serviceUrls` key", "App setting", "Until set"],
-    AGENT_NAMES.map((s) => [
-      code(serviceUrlSetting(s)),
-      code(s),
-      code(serviceUrlSetting(s)),
-      code(placeholderServiceUrl(s)),
+      code(reachedAt(s)),
+      `Base URL of the ${s} service in place of \`REMOTE_SERVICES_URL\`/${s}, as a \`SERVICE_URLS\` entry gives it. ${SERVICES[s].summary}`,
     ]),
   );
 }

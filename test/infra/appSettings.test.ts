@@ -3,6 +3,9 @@
  * default, or stops the app at start, only once deployed.
  */
 import { beforeAll, expect, it } from "vitest";
+import { loadConfig } from "../../src/config";
+import { serviceUrlSetting } from "../../src/domain";
+import { sampleSettings } from "../../tools/repository";
 import {
   appSettingsOf,
   compiledInfra,
@@ -30,13 +33,29 @@ describeWithBicep("the app settings main.bicep gives the app", () => {
   });
 
   it.each(DEPLOYMENT_NAMES)(
-    "give each service's URL from serviceUrls, else its placeholder on .invalid (%s)",
+    "say where the services are from remoteServicesUrl and serviceUrlList, else a placeholder on .invalid (%s)",
     (name) => {
       const settings = appSettingsOf(infra.snapshots[name]);
-      const given = DEPLOYMENTS[name].serviceUrls;
-      for (const s of processServices) {
-        expect(settings[s.urlSetting], s.urlSetting).toBe(given[s.name] ?? s.placeholderUrl);
-      }
+      const { remoteServicesUrl, serviceUrlList } = DEPLOYMENTS[name].serviceUrls;
+      expect(settings.REMOTE_SERVICES_URL).toBe(
+        remoteServicesUrl ?? "https://remote-services.example.invalid",
+      );
+      expect(settings.SERVICE_URLS).toBe(serviceUrlList ?? "");
+      // No service's own <SERVICE>_URL: the app derives each one, so the template names none of them.
+      for (const s of processServices) expect(settings, s.name).not.toHaveProperty(serviceUrlSetting(s.name));
     },
   );
+
+  it("are ones the app accepts: its config reads where each service is", () => {
+    const settings = appSettingsOf(infra.snapshots["with-scheduler"]);
+    const { remoteServicesUrl } = DEPLOYMENTS["with-scheduler"].serviceUrls;
+    const urls: Record<string, string> = loadConfig({
+      ...sampleSettings(),
+      REMOTE_SERVICES_URL: String(settings.REMOTE_SERVICES_URL),
+      SERVICE_URLS: String(settings.SERVICE_URLS),
+    }).serviceUrls;
+    const [first, ...others] = processServices;
+    expect(urls[first!.name]).toBe(`https://${first!.name}.contoso.example`);
+    for (const s of others) expect(urls[s.name]).toBe(`${remoteServicesUrl}/${s.name}`);
+  });
 });

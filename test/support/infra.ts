@@ -33,8 +33,6 @@ export interface ProcessService {
   name: string;
   requestQueue: string;
   agentFunction: string;
-  urlSetting: string;
-  placeholderUrl: string;
 }
 
 export const processServices = readJson<{ services: ProcessService[] }>("infra/process.json").services;
@@ -77,7 +75,8 @@ export const REQUIRED_APP_SETTINGS = [
   "STATUS_QUEUE_PREFIX",
   "STATUS_QUEUES",
   "OPERATOR_AUTH",
-  ...processServices.map((s) => s.urlSetting),
+  "REMOTE_SERVICES_URL",
+  "SERVICE_URLS",
   "TRACE_SAMPLING_RATIO",
   "DURABLE_TASK_SCHEDULER_CONNECTION_STRING",
 ];
@@ -155,6 +154,7 @@ export function describeWithBicep(title: string, body: () => void): void {
  */
 const firstService = processServices[0]!.name;
 const firstServiceUrl = `https://${firstService}.contoso.example`;
+const servicesUrl = "https://services.contoso.example";
 
 export interface Deployment {
   /** The operators' app registration, when sign-in is set up. */
@@ -163,8 +163,8 @@ export interface Deployment {
   scheduler: boolean;
   /** A staging environment with chaos on. */
   chaos: boolean;
-  /** The serviceUrls parameter. */
-  serviceUrls: Record<string, string>;
+  /** The remoteServicesUrl and serviceUrlList parameters, when set. */
+  serviceUrls: { remoteServicesUrl?: string; serviceUrlList?: string };
   /** Its lines of the .bicepparam file, beside the parameters every deployment needs. */
   params: string[];
 }
@@ -180,14 +180,15 @@ export const DEPLOYMENTS: Record<DeploymentName, Deployment> = {
     params: ["param operatorAppClientId = '22222222-2222-2222-2222-222222222222'"],
   },
   "without-sign-in": { scheduler: false, chaos: false, serviceUrls: {}, params: [] },
-  // One service's URL set: it reaches its <SERVICE>_URL, the others keep their placeholders.
+  // Where the services are set: the base URL, and one service elsewhere.
   "with-scheduler": {
     scheduler: true,
     chaos: false,
-    serviceUrls: { [firstService]: firstServiceUrl },
+    serviceUrls: { remoteServicesUrl: servicesUrl, serviceUrlList: `${firstService}=${firstServiceUrl}` },
     params: [
       "param durableBackend = 'DurableTaskScheduler'",
-      `param serviceUrls = { ${firstService}: '${firstServiceUrl}' }`,
+      `param remoteServicesUrl = '${servicesUrl}'`,
+      `param serviceUrlList = '${firstService}=${firstServiceUrl}'`,
     ],
   },
   "with-chaos": {

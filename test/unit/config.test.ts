@@ -124,6 +124,40 @@ describe("config", () => {
     expect(problems.join("\n")).toContain('MAX_IN_FLIGHT="0"');
   });
 
+  it("finds each service under REMOTE_SERVICES_URL, unless SERVICE_URLS or its own <SERVICE>_URL says otherwise", () => {
+    const [first, second, ...rest] = AGENT_NAMES;
+    const urls = loadConfig({
+      ...localEnv(),
+      REMOTE_SERVICES_URL: "https://gateway.contoso.example/services/",
+      SERVICE_URLS: ` ${first}=https://${first}.contoso.example/ `,
+      [`${second!.toUpperCase()}_URL`]: `https://${second}.contoso.example`,
+    }).serviceUrls;
+    expect(urls[first!]).toBe(`https://${first}.contoso.example`);
+    expect(urls[second!]).toBe(`https://${second}.contoso.example`);
+    for (const s of rest) expect(urls[s]).toBe(`https://gateway.contoso.example/services/${s}`);
+  });
+
+  it("names each bad SERVICE_URLS pair, and a service given its URL twice", () => {
+    const [first, second] = AGENT_NAMES;
+    const problems = problemsOf({
+      ...localEnv(),
+      SERVICE_URLS: `${first}=https://a.example,notaservice=https://w.example,${second}=ftp://b.example,${first}=https://c.example,oops`,
+    }).join("\n");
+    expect(problems).toContain(`"notaservice" is not a service of the process (${AGENT_NAMES.join(", ")})`);
+    expect(problems).toContain(`${second}: expected an absolute http(s) URL, got "ftp://b.example"`);
+    expect(problems).toContain(`${first} is named twice`);
+    expect(problems).toContain(
+      `expected service=url pairs such as ${first}=https://${first}.example, got "oops"`,
+    );
+    expect(
+      problemsOf({
+        ...localEnv(),
+        SERVICE_URLS: `${first}=https://a.example`,
+        [`${first!.toUpperCase()}_URL`]: "https://b.example",
+      }),
+    ).toEqual([`${first!.toUpperCase()}_URL and SERVICE_URLS both give ${first}'s URL: keep one of them`]);
+  });
+
   it("refuses a configuration whose retries multiply past the budget", () => {
     const problems = problemsOf({ ...localEnv(), AGENT_MAX_ATTEMPTS: "10" });
     expect(problems[0]).toMatch(

@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadConfig, SETTINGS, SETTING_NAMES } from "../../src/config";
+import { loadConfig, serviceUrlUnder, SETTINGS, SETTING_NAMES } from "../../src/config";
 import {
   AGENT_NAMES,
   ALERT_KINDS,
@@ -28,13 +28,7 @@ import { SCHEDULER_ORCHESTRATION } from "../../src/scheduler/orchestration";
 import { withGeneratedSections } from "../../tools/docSections";
 import { costSource, renderCostSection } from "../../bench/costReport";
 import { renderTimingExample } from "../../tools/timingExample";
-import {
-  renderProcessSteps,
-  renderServiceContract,
-  renderServiceUrlParameters,
-  renderServiceUrlSettings,
-} from "../../tools/processDocs";
-import { placeholderServiceUrl } from "../../tools/processFiles";
+import { renderProcessSteps, renderServiceContract, renderServiceUrlSettings } from "../../tools/processDocs";
 
 const UPDATE = process.env.UPDATE_DOCS === "1";
 
@@ -61,7 +55,6 @@ function deploymentSections(): Record<string, string> {
   return {
     "step-latency-budget": renderLatencyBudget("one step, from dispatch to the answer recorded", step),
     "claim-latency-budget": renderLatencyBudget("one claim, from the claim to the first dispatch", claim),
-    "service-url-parameters": renderServiceUrlParameters(),
   };
 }
 
@@ -143,8 +136,8 @@ describe("docs", () => {
     const files = {
       "docs/contract.md": { "remote-services": renderServiceContract() },
       "docs/configuration.md": {
-        "service-url-settings": renderServiceUrlSettings(
-          (name) => SETTINGS[name as keyof typeof SETTINGS].default,
+        "service-url-settings": renderServiceUrlSettings((service) =>
+          serviceUrlUnder(SETTINGS.REMOTE_SERVICES_URL.default, service),
         ),
       },
     };
@@ -171,7 +164,6 @@ describe("docs", () => {
         `${file} names ${undeclared.join(", ")}, of no service src/domain/process.ts declares: say <service>-requests, <service>Agent or <SERVICE>_URL, or declare the service`,
       ).toEqual([]);
     }
-    expect(placeholderServiceUrl("payment")).toBe("https://payment.example.invalid");
   });
 
   it("docs/contract.md names every queue, state, alert kind, status and Scheduler function of the code", () => {

@@ -7,25 +7,15 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import prettier from "prettier";
 import { parse as parseYaml } from "yaml";
 import { describe, expect, it } from "vitest";
-import { localServiceUrl } from "../../src/config";
-import {
-  AGENT_NAMES,
-  SERVICES,
-  agentRequestQueue,
-  orderWorkflowV1,
-  serviceUrlSetting,
-} from "../../src/domain";
+import { SETTINGS } from "../../src/config";
+import { AGENT_NAMES, SERVICES, agentRequestQueue, orderWorkflowV1 } from "../../src/domain";
 import {
   REQUEST_QUEUE,
   SERVICE_URL_SETTING,
   compareNames,
   disagreement,
   processJson,
-  serviceUrlsParameter,
   withDeclaredRequestQueues,
-  withDeclaredUrlSettings,
-  withDeclaredWorkflowUrls,
-  workflowUrlSettings,
 } from "../../tools/processFiles";
 import {
   BEHAVIOURS,
@@ -104,51 +94,34 @@ describe("the files that list the process's services", () => {
     }
   });
 
-  it(`${SAMPLE_SETTINGS} points each declared service, and no other, at the simulator`, async () => {
-    const sample = readJson(SAMPLE_SETTINGS);
-    const values: Record<string, string> = sample.Values;
-    const problem = disagreement(
-      SAMPLE_SETTINGS,
-      "URL setting",
-      compareNames(
-        AGENT_NAMES.map(serviceUrlSetting),
-        Object.keys(values).filter((n) => SERVICE_URL_SETTING.test(n)),
-      ),
-    );
-    await agreeOrRewrite(SAMPLE_SETTINGS, problem, () =>
-      formatJson(SAMPLE_SETTINGS, { ...sample, Values: withDeclaredUrlSettings(values, localServiceUrl) }),
-    );
-  });
-
-  it(`${PARAMETERS} hands azd's <SERVICE>_URL of each declared service, and no other, to serviceUrls`, async () => {
-    const parameters = readJson(PARAMETERS);
-    const given: Record<string, string> = parameters.parameters.serviceUrls?.value ?? {};
-    const expected = serviceUrlsParameter();
-    const names = compareNames(AGENT_NAMES, Object.keys(given));
-    const problem =
-      disagreement(PARAMETERS, "serviceUrls entry", names) ||
-      (JSON.stringify(given) === JSON.stringify(expected.value)
-        ? ""
-        : `${PARAMETERS}: serviceUrls must read ${JSON.stringify(expected.value)}; \`npm run docs:update\` rewrites it`);
-    await agreeOrRewrite(PARAMETERS, problem, () =>
-      formatJson(PARAMETERS, {
-        ...parameters,
-        parameters: { ...parameters.parameters, serviceUrls: expected },
-      }),
-    );
-  });
-
-  it(`${WORKFLOW} passes each declared service's URL variable, and no other, to azd`, async () => {
-    const text = readFileSync(WORKFLOW, "utf8");
-    const env: Record<string, string> = parseYaml(text).jobs.deploy.env;
-    // Every *_URL of the deploy job's environment is a service's: the line pattern must not miss one.
-    expect(Object.keys(env).filter((n) => SERVICE_URL_SETTING.test(n))).toEqual(workflowUrlSettings(text));
-    const problem = disagreement(
-      WORKFLOW,
-      "URL variable",
-      compareNames(AGENT_NAMES.map(serviceUrlSetting), workflowUrlSettings(text)),
-    );
-    await agreeOrRewrite(WORKFLOW, problem, () => withDeclaredWorkflowUrls(text));
+  it(`${SAMPLE_SETTINGS}, ${PARAMETERS} and ${WORKFLOW} name no service: one setting says where they all are`, () => {
+    // A service declared in process.ts is reached at REMOTE_SERVICES_URL/<service>, or where SERVICE_URLS says:
+    // these files hand on those two settings and list no service, so a fork adds or removes one without them.
+    const sample: Record<string, string> = readJson(SAMPLE_SETTINGS).Values;
+    expect(sample).toMatchObject({
+      REMOTE_SERVICES_URL: SETTINGS.REMOTE_SERVICES_URL.default,
+      SERVICE_URLS: "",
+    });
+    const parameters: Record<string, { value: unknown }> = readJson(PARAMETERS).parameters;
+    expect(parameters.remoteServicesUrl?.value).toBe("${REMOTE_SERVICES_URL=}");
+    expect(parameters.serviceUrlList?.value).toBe("${SERVICE_URLS=}");
+    const env: Record<string, string> = parseYaml(readFileSync(WORKFLOW, "utf8")).jobs.deploy.env;
+    expect(env).toMatchObject({
+      REMOTE_SERVICES_URL: "${{ vars.REMOTE_SERVICES_URL }}",
+      SERVICE_URLS: "${{ vars.SERVICE_URLS }}",
+    });
+    for (const [file, names] of [
+      [SAMPLE_SETTINGS, Object.keys(sample)],
+      [PARAMETERS, Object.keys(parameters)],
+      [WORKFLOW, Object.keys(env)],
+    ] as const) {
+      expect(
+        names.filter(
+          (n) => SERVICE_URL_SETTING.test(n) || AGENT_NAMES.some((s) => n.toLowerCase().includes(s)),
+        ),
+        `${file} names a service's own setting or parameter: REMOTE_SERVICES_URL and SERVICE_URLS say where each service is`,
+      ).toEqual([]);
+    }
   });
 
   it("the simulator (tools/simulator) serves every declared operation of every declared service, and no other", () => {

@@ -1,8 +1,8 @@
 /**
- * How this app's settings point at the simulator: the settings that name a remote service (`<SERVICE>_URL` for each
- * service of src/domain/process.ts) or the dashboard's fault panel (DASHBOARD_SIMULATOR_URL), when their value is an
- * http URL on a loopback host. One simulator serves every service, so they must agree on one port; any port
- * will do (7081 is only the default).
+ * How this app's settings point at the simulator: the settings that name where the remote services are
+ * (REMOTE_SERVICES_URL, and a service's own `<SERVICE>_URL` for each service of src/domain/process.ts) or the
+ * dashboard's fault panel (DASHBOARD_SIMULATOR_URL), when their value is an http URL on a loopback host. One
+ * simulator serves every service, so they must agree on one port; any port will do (7081 is only the default).
  */
 import { isListening } from "devhost";
 import { AGENT_NAMES, serviceUrlSetting } from "../../src/domain";
@@ -11,6 +11,7 @@ const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
 
 /** The settings that address the simulator when they point at loopback. */
 export const SIMULATOR_SETTINGS: readonly string[] = [
+  "REMOTE_SERVICES_URL",
   ...AGENT_NAMES.map(serviceUrlSetting),
   "DASHBOARD_SIMULATOR_URL",
 ];
@@ -34,11 +35,6 @@ export function simulatorUrlsIn(env: NodeJS.ProcessEnv): Map<string, URL> {
     if (url) found.set(name, url);
   }
   return found;
-}
-
-/** Whether any setting points at the simulator. */
-export function settingsPointAtSimulator(env: NodeJS.ProcessEnv): boolean {
-  return simulatorUrlsIn(env).size > 0;
 }
 
 /**

@@ -4,29 +4,40 @@ import {
   loopbackUrlIn,
   planSimulator,
   settingsForSimulator,
-  settingsPointAtSimulator,
+  simulatorUrlsIn,
 } from "../../../tools/simulator/settings";
 
+/** Every declared service at its own URL, none of them the simulator. */
+const elsewhere = Object.fromEntries(
+  AGENT_NAMES.map((s) => [serviceUrlSetting(s), `https://${s}.example.com`]),
+);
+const pointing = (env: NodeJS.ProcessEnv) => [...simulatorUrlsIn(env).keys()];
+
 describe("settings that point at the simulator", () => {
-  it("are the service and fault-panel settings with a loopback URL, on any port", () => {
+  it("are where the services are and the fault panel's, with a loopback URL, on any port", () => {
     expect(loopbackUrlIn("http://127.0.0.1:7081/inventory")?.origin).toBe("http://127.0.0.1:7081");
     expect(loopbackUrlIn("http://localhost:7090")).toBeDefined();
     expect(loopbackUrlIn("https://example.com:7081/x")).toBeUndefined();
     expect(loopbackUrlIn("Endpoint=sb://127.0.0.1:7081")).toBeUndefined();
-    expect(settingsPointAtSimulator({ PAYMENT_URL: "http://127.0.0.1:7090/payment" })).toBe(true);
-    expect(settingsPointAtSimulator({ PAYMENT_URL: "https://payments.example.com" })).toBe(false);
+    expect(pointing({ ...elsewhere, REMOTE_SERVICES_URL: "http://127.0.0.1:7090" })).toEqual([
+      "REMOTE_SERVICES_URL",
+    ]);
+    expect(pointing({ ...elsewhere, PAYMENT_URL: "http://127.0.0.1:7090/payment" })).toEqual(["PAYMENT_URL"]);
+    expect(pointing(elsewhere)).toEqual([]);
     // Another loopback URL is not the simulator: it must be one of the settings that address it.
-    expect(settingsPointAtSimulator({ OTHER_URL: "http://127.0.0.1:7081/x" })).toBe(false);
+    expect(pointing({ ...elsewhere, OTHER_URL: "http://127.0.0.1:7081/x" })).toEqual([]);
   });
 
   it("are pointed at a simulator elsewhere, path kept, and every other value left alone", () => {
     const env = {
       ServiceBusConnection: "Endpoint=sb://localhost;UseDevelopmentEmulator=true;",
+      REMOTE_SERVICES_URL: "http://127.0.0.1:7081",
       INVENTORY_URL: "http://127.0.0.1:7081/inventory",
       DASHBOARD_SIMULATOR_URL: "http://127.0.0.1:7081",
       REMOTE_URL: "https://example.com/x",
     };
     expect(settingsForSimulator("http://127.0.0.1:40003", env)).toEqual({
+      REMOTE_SERVICES_URL: "http://127.0.0.1:40003",
       INVENTORY_URL: "http://127.0.0.1:40003/inventory",
       DASHBOARD_SIMULATOR_URL: "http://127.0.0.1:40003",
     });
@@ -35,18 +46,22 @@ describe("settings that point at the simulator", () => {
   it("start the simulator on the port they name, only when nothing listens there yet", async () => {
     const free = () => Promise.resolve(false);
     const taken = () => Promise.resolve(true);
-    expect(await planSimulator({ REMOTE_URL: "https://example.com/x" }, free)).toEqual({ start: false });
-    const pointing = { INVENTORY_URL: "http://127.0.0.1:7081/inventory" };
-    expect(await planSimulator(pointing, free)).toEqual({
+    expect(await planSimulator({ ...elsewhere, REMOTE_URL: "https://example.com/x" }, free)).toEqual({
+      start: false,
+    });
+    const local = { REMOTE_SERVICES_URL: "http://127.0.0.1:7081" };
+    expect(await planSimulator(local, free)).toEqual({
       start: true,
       port: 7081,
       note: "remote services simulator: starting on 127.0.0.1:7081.",
     });
-    expect(await planSimulator(pointing, taken)).toEqual({
+    expect(await planSimulator(local, taken)).toEqual({
       start: false,
       note: "remote services simulator: something already listens on 127.0.0.1:7081; using it.",
     });
-    expect(await planSimulator({ PAYMENT_URL: "http://localhost:7190/payment" }, free)).toMatchObject({
+    expect(
+      await planSimulator({ ...elsewhere, PAYMENT_URL: "http://localhost:7190/payment" }, free),
+    ).toMatchObject({
       start: true,
       port: 7190,
     });
