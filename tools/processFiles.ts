@@ -56,34 +56,3 @@ export function disagreement(
     "; `npm run docs:update` rewrites it"
   );
 }
-
-interface EmulatorQueue {
-  Name: string;
-  Properties: Record<string, unknown>;
-}
-
-/**
- * The Service Bus emulator config with one request queue per declared service: missing ones added beside the
- * others with the first request queue's properties, undeclared ones removed, every other queue left as it is.
- */
-export function withDeclaredRequestQueues<
-  T extends { UserConfig: { Namespaces: { Queues: EmulatorQueue[] }[] } },
->(config: T): T {
-  const copy = structuredClone(config);
-  const namespace = copy.UserConfig.Namespaces[0]!;
-  const queues = namespace.Queues;
-  const requests = queues.filter((q) => REQUEST_QUEUE.test(q.Name));
-  const template = requests[0]?.Properties;
-  if (!template) throw new Error("the Service Bus emulator config has no *-requests queue to copy");
-  const at = queues.indexOf(requests[0]!);
-  const declared = AGENT_NAMES.map(
-    (s) =>
-      requests.find((q) => q.Name === agentRequestQueue(s)) ?? {
-        Name: agentRequestQueue(s),
-        Properties: template,
-      },
-  );
-  const others = queues.filter((q) => !REQUEST_QUEUE.test(q.Name));
-  namespace.Queues = [...others.slice(0, at), ...declared, ...others.slice(at)];
-  return copy;
-}

@@ -1,8 +1,8 @@
 // Service Bus namespace (Standard, local auth disabled) with the app's queues (docs/architecture.md).
 //
-// The queues and their properties are read from the Service Bus emulator's config, the file the
-// devhost and `func start` use locally, so Azure and the local runtime cannot drift apart. What
-// that file chooses, and why:
+// The queues and their properties are read from infra/servicebus-queues.json, the file the Service
+// Bus emulator's config (which the devhost and `func start` serve locally) is written from, so Azure
+// and the local runtime cannot drift apart. What that file chooses, and why:
 //   orders            no duplicate detection: it would drop a different version of an order sent
 //                     under the same MessageId without anyone noticing; the app itself takes a resend
 //                     as a no-op and a conflicting version as a conflict (alert, dead letter). Lock
@@ -62,15 +62,21 @@ param developerPrincipals principal[]
 @description('Whether developerPrincipals also run the app itself against these queues, which needs the app\'s own right to send agent requests and replies.')
 param developersRunApp bool = false
 
-// The queues come from the file the local Service Bus emulator serves (DEVHOST_SERVICEBUS_CONFIG in
-// local.settings.sample.json), in the official emulator's Config.json format: declared once for local runs,
-// tests and Azure.
-var emulatorQueues = loadJsonContent('../servicebus-emulator.config.json').UserConfig.Namespaces[0].Queues
-var fixedQueues = filter(emulatorQueues, q => !startsWith(q.Name, statusQueuePrefix))
-// The emulator config holds one status queue: the template for every status queue created here.
-var statusQueueTemplate = filter(emulatorQueues, q => startsWith(q.Name, statusQueuePrefix))[0]
+// The queues come from the file the local Service Bus emulator's config is written from
+// (tools/emulatorConfig.ts), in the official emulator's Config.json format: declared once for local runs, tests
+// and Azure. Two of its entries stand for several queues: `<service>-requests` for the request queue of each
+// service of the process (infra/process.json, from src/domain/process.ts), and its one status queue for every
+// status queue created here.
+var templateQueues = loadJsonContent('../servicebus-queues.json').UserConfig.Namespaces[0].Queues
+var requestQueueTemplate = filter(templateQueues, q => q.Name == '<service>-requests')[0]
+var statusQueueTemplate = filter(templateQueues, q => startsWith(q.Name, statusQueuePrefix))[0]
+var requestQueueNames = map(loadJsonContent('../process.json').services, s => s.requestQueue)
 var queueDefinitions = concat(
-  map(fixedQueues, q => { name: q.Name, properties: q.Properties }),
+  map(
+    filter(templateQueues, q => q.Name != requestQueueTemplate.Name && !startsWith(q.Name, statusQueuePrefix)),
+    q => { name: q.Name, properties: q.Properties }
+  ),
+  map(requestQueueNames, n => { name: n, properties: requestQueueTemplate.Properties }),
   map(statusQueueNames, n => { name: n, properties: statusQueueTemplate.Properties })
 )
 var queueNames = map(queueDefinitions, q => q.name)
@@ -203,4 +209,4 @@ output id string = namespace.id
 output fullyQualifiedNamespace string = split(split(namespace.properties.serviceBusEndpoint, '//')[1], ':')[0]
 output queueNames string[] = queueNames
 @description('MaxDeliveryCount of the agent request queues (the app must know it: AGENT_REQUEST_MAX_DELIVERY_COUNT).')
-output agentRequestMaxDeliveryCount int = filter(queueDefinitions, q => endsWith(q.name, '-requests'))[0].properties.MaxDeliveryCount
+output agentRequestMaxDeliveryCount int = requestQueueTemplate.Properties.MaxDeliveryCount

@@ -13,6 +13,7 @@ import fs from "node:fs";
 import path from "node:path";
 import ts from "typescript";
 import type { TestProject } from "vitest/node";
+import { writeEmulatorConfig } from "../../tools/emulatorConfig";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -100,6 +101,8 @@ export function appBuildDir(): string {
 }
 
 export default function setup(project: TestProject): void {
+  // The queues the emulators serve, from their template and the process declaration, as `npm run build` writes them.
+  writeEmulatorConfig(REPO);
   const target = appBuildDir();
   // Test files read the directory from here rather than hashing the sources again: sources edited during a run
   // would otherwise name a build that does not exist.
