@@ -150,7 +150,7 @@ var tuningDefaults = {
   TRACE_SAMPLING_RATIO: '1'
 }
 
-// The process's remote services, each with its request queue, agent function and URL setting: written from
+// The process's remote services, each with its request queue and agent function: written from
 // the declaration in src/domain/process.ts by `npm run docs:update` (a unit test fails while it is stale).
 var processServices = loadJsonContent('process.json').services
 
