@@ -88,7 +88,7 @@ describe("the files that list the process's services", () => {
     );
   });
 
-  it(`${SAMPLE_SETTINGS}, ${PARAMETERS} and ${WORKFLOW} name no service: one setting says where they all are`, () => {
+  it(`${SAMPLE_SETTINGS}, ${PARAMETERS} and ${WORKFLOW} name no service: two settings say where they all are`, () => {
     // A service declared in process.ts is reached at REMOTE_SERVICES_URL/<service>, or where SERVICE_URLS says:
     // these files hand on those two settings and list no service, so a fork adds or removes one without them.
     const sample: Record<string, string> = readJson(SAMPLE_SETTINGS).Values;
