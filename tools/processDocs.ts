@@ -51,7 +51,7 @@ export function renderServiceContract(): string {
  */
 export function renderServiceUrlSettings(reachedAt: (service: string) => string): string {
   return table(
-    ["Setting", "Unset", "Meaning"],
+    ["Setting", "Where the service is while unset", "Meaning"],
     AGENT_NAMES.map((s) => [
       code(serviceUrlSetting(s)),
       code(reachedAt(s)),
