@@ -1,7 +1,8 @@
 /**
- * The files outside src/ that list the process's services, as the declaration (src/domain/process.ts) says they
- * should read. test/unit/process.test.ts compares each file with these and names what is missing or left over;
- * `npm run docs:update` writes them. Pure: reading and writing the files is the caller's job.
+ * infra/process.json, the one file outside src/ that lists the process's services, as the declaration
+ * (src/domain/process.ts) says it should read, and the words that name what a file lacks or has left over.
+ * test/unit/process.test.ts compares the file with it; `npm run docs:update` writes it. Pure: reading and writing
+ * the file is the caller's job.
  */
 import { AGENT_NAMES, SERVICES, agentFunctionName, agentRequestQueue } from "../src/domain";
 
@@ -14,7 +15,7 @@ export const REQUEST_QUEUE = /^[a-z]+-requests$/;
 export function processJson() {
   return {
     $comment:
-      "Generated from src/domain/process.ts by `npm run docs:update`: edit the declaration, never this file. Read by infra/main.bicep and the tests of test/infra.",
+      "Generated from src/domain/process.ts by `npm run docs:update`: edit the declaration, never this file. Read by infra/main.bicep, infra/modules/servicebus.bicep, infra/scripts/check-service-urls.sh and the tests of test/infra.",
     services: AGENT_NAMES.map((name) => ({
       name,
       summary: SERVICES[name].summary,
