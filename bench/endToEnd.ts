@@ -140,6 +140,7 @@ export async function benchEndToEnd(
       bus: busProfile(busCounts, options.orders),
       durable: durableProfile(hub, new Set(orders.map((o) => o.orderId))),
       functions: functionsProfile(executions, options.orders, appCpuMsPerOrder),
+      payloads: { documents: store.sampleDocuments(), messages: bus.samples() },
     };
     const figures: EndToEndFigures = {
       orders: options.orders,

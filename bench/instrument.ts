@@ -9,6 +9,97 @@ import { readFileSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
 import { MessageQueue, type ServedResponse } from "devhost/emulators";
 
+/** Real payloads kept per kind while counting: enough to find one of about the mean size, few enough to cost nothing. */
+const SAMPLES_PER_KIND = 24;
+
+/**
+ * A few of the payloads of each kind (a request kind, a queue), chosen at random among all of that kind (reservoir
+ * sampling), and the mean size of all of them: `typical` is the sample nearest that mean. A payload is only made
+ * (parsed) when it is kept.
+ */
+export class PayloadSamples<T> {
+  private readonly kinds = new Map<
+    string,
+    { seen: number; bytes: number; kept: Array<{ bytes: number; value: T }> }
+  >();
+
+  offer(kind: string, bytes: number, make: () => T | undefined): void {
+    const entry = this.kinds.get(kind) ?? { seen: 0, bytes: 0, kept: [] };
+    this.kinds.set(kind, entry);
+    entry.seen++;
+    entry.bytes += bytes;
+    const slot =
+      entry.kept.length < SAMPLES_PER_KIND ? entry.kept.length : Math.floor(Math.random() * entry.seen);
+    if (slot >= SAMPLES_PER_KIND) return;
+    const value = make();
+    if (value !== undefined) entry.kept[slot] = { bytes, value };
+  }
+
+  /** Each kind's sample nearest the mean size of its kind. */
+  typical(): Record<string, T> {
+    const chosen: Record<string, T> = {};
+    for (const [kind, { seen, bytes, kept }] of this.kinds) {
+      const mean = bytes / seen;
+      const nearest = kept.reduce<{ bytes: number; value: T } | undefined>(
+        (best, sample) =>
+          !best || Math.abs(sample.bytes - mean) < Math.abs(best.bytes - mean) ? sample : best,
+        undefined,
+      );
+      if (nearest) chosen[kind] = nearest.value;
+    }
+    return chosen;
+  }
+
+  clear(): void {
+    this.kinds.clear();
+  }
+}
+
+/** A message as its sender set it: what the order shape sends in its place (bench/orderShape/app.ts). */
+export interface SampleMessage {
+  body: unknown;
+  contentType?: string;
+  correlationId?: string;
+  subject?: string;
+  applicationProperties?: Record<string, unknown>;
+}
+
+/** The body (JSON when it parses, else the text) and the properties a sender sets, of a message the emulator took. */
+function sampleMessage(message: Parameters<MessageQueue["send"]>[0]): SampleMessage | undefined {
+  const text = message.bodyText();
+  if (text === undefined) return undefined;
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // A text body is sent as text.
+  }
+  const system = message.systemProperties();
+  const applicationProperties = message.applicationProperties();
+  const textOf = (value: unknown) => (typeof value === "string" ? value : undefined);
+  return {
+    body,
+    ...(textOf(system.ContentType) ? { contentType: textOf(system.ContentType) } : {}),
+    ...(textOf(system.CorrelationId) ? { correlationId: textOf(system.CorrelationId) } : {}),
+    ...(textOf(system.Label) ? { subject: textOf(system.Label) } : {}),
+    ...(Object.keys(applicationProperties).length > 0 ? { applicationProperties } : {}),
+  };
+}
+
+/** The properties Cosmos DB adds to every document it stores; a writer never sends them. */
+const SYSTEM_DOCUMENT_PROPERTIES = ["_rid", "_self", "_etag", "_attachments", "_ts"];
+
+/** A stored document as its writer sent it: the response to a create or replace, its system properties left out. */
+function sentDocument(stored: Buffer): Record<string, unknown> | undefined {
+  try {
+    const document = JSON.parse(stored.toString("utf8")) as Record<string, unknown>;
+    for (const name of SYSTEM_DOCUMENT_PROPERTIES) delete document[name];
+    return document;
+  } catch {
+    return undefined;
+  }
+}
+
 export interface BusCounts {
   /** Messages enqueued (duplicates excluded; dead-letter moves are not sends). */
   sent: number;
@@ -40,6 +131,8 @@ const zero = (): BusCounts => ({
   sentByQueue: {},
 });
 let bus = zero();
+/** A few real messages of each queue, the bodies and properties its senders set. */
+const messageSamples = new PayloadSamples<SampleMessage>();
 let installed = false;
 
 /** Each counted method of MessageQueue, wrapped once per process: `count` runs after the method returned. */
@@ -64,8 +157,15 @@ function wrap<
   };
 }
 
-/** Wraps MessageQueue's methods once per process; the counters start at zero on reset. */
-export function countServiceBus(): { counts(): BusCounts; reset(): void } {
+/**
+ * Wraps MessageQueue's methods once per process; the counters (and the sampled messages: one of about the mean size
+ * per queue, `samples`) start anew on reset.
+ */
+export function countServiceBus(): {
+  counts(): BusCounts;
+  samples(): Record<string, SampleMessage>;
+  reset(): void;
+} {
   if (!installed) {
     wrap("send", (queue, [message], stored) => {
       if (!stored) {
@@ -76,6 +176,7 @@ export function countServiceBus(): { counts(): BusCounts; reset(): void } {
       bus.sentByQueue[queue.name] = (bus.sentByQueue[queue.name] ?? 0) + 1;
       // The size a receiver sees, less the broker's own annotations: what the sender's bytes amount to.
       const bytes = message.encode({ deliveryCount: 0, timeToLiveMs: undefined, annotations: {} }).length;
+      messageSamples.offer(queue.name, bytes, () => sampleMessage(message));
       bus.sentBytes += bytes;
       bus.largestMessageBytes = Math.max(bus.largestMessageBytes, bytes);
     });
@@ -90,8 +191,10 @@ export function countServiceBus(): { counts(): BusCounts; reset(): void } {
   }
   return {
     counts: () => ({ ...bus, sentByQueue: { ...bus.sentByQueue } }),
+    samples: () => messageSamples.typical(),
     reset: () => {
       bus = zero();
+      messageSamples.clear();
     },
   };
 }
@@ -118,6 +221,8 @@ export class StoreRequestCounter {
   readonly byKind = new Map<string, number>();
   /** The answers to them by kind, with their sizes, to weigh each kind as Cosmos DB charges it. */
   readonly served = new Map<string, ServedTally>();
+  /** A few of the documents each create and replace kind wrote, as their writers sent them. */
+  private readonly documents = new PayloadSamples<Record<string, unknown>>();
   readonly onRequest = (request: IncomingMessage): void => {
     if (isObserver(request)) return;
     this.count++;
@@ -141,14 +246,23 @@ export class StoreRequestCounter {
       tally.failed++;
       return;
     }
-    tally.requestBytes += Number(request.headers["content-length"] ?? 0) || 0;
+    const requestBytes = Number(request.headers["content-length"] ?? 0) || 0;
+    tally.requestBytes += requestBytes;
     tally.responseBytes += response.bodyBytes;
     tally.items += Number(response.headers["x-ms-item-count"] ?? 0) || 0;
+    // A create or a replace answers with the document it stored.
+    if (kind.startsWith("POST docs ") || kind.startsWith("PUT doc "))
+      this.documents.offer(kind, requestBytes, () => sentDocument(response.body()));
   };
+  /** Each create and replace kind's document ("PUT doc state") of about the mean size of its kind. */
+  sampleDocuments(): Record<string, Record<string, unknown>> {
+    return this.documents.typical();
+  }
   reset(): void {
     this.count = 0;
     this.byKind.clear();
     this.served.clear();
+    this.documents.clear();
   }
 }
 

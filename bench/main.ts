@@ -41,6 +41,8 @@ interface NamedBenchmark {
 /**
  * Pairs of the app's and the shape's runs a full run measures (the first is endToEnd's and orderShape's own), each
  * of as many orders as those: the app's rate includes its admission's ramp and tail, which weigh more in a short run.
+ * Every other pair runs the shape first: a machine that speeds up or slows down through the pairs then favours
+ * neither side of the median.
  */
 const SHAPE_PAIRS = { full: 3, orders: 1_000 };
 
@@ -81,7 +83,7 @@ const benchmarks: NamedBenchmark[] = [
   },
   // Right after endToEnd: the machine's speed drifts from minute to minute (the same app has measured 35 and 53
   // orders/s a few minutes apart), and the two rates are compared as a ratio. A full run then measures more pairs,
-  // the app then its shape each time, and the target takes their median: one pair moves by about ±0.1 with the drift.
+  // the shape first in every other one, and the target takes their median: one pair moves by about ±0.1 with the drift.
   {
     name: "orderShape",
     run: async ({ small, earlier, orderProfile, figuresOf }) => {
@@ -93,13 +95,24 @@ const benchmarks: NamedBenchmark[] = [
       // The first pair is this run's end-to-end run and the shape right after it. With endToEnd's figures kept from
       // an earlier run (`--only orderShape`), that app ran on another day's machine: every pair is measured here.
       const pairs = earlier.endToEnd ? [{ app: endToEnd.ordersPerSec, shape: figures.ordersPerSec! }] : [];
+      const busRoundTripPerSec = endToEnd.busRoundTripPerSec;
+      let latest = profile;
       for (let i = pairs.length; i < (small ? 1 : SHAPE_PAIRS.full); i++) {
-        const app = await benchEndToEnd({
-          orders: SHAPE_PAIRS.orders,
-          busRoundTripPerSec: endToEnd.busRoundTripPerSec,
-        });
-        const shape = await benchOrderShape({ orders: SHAPE_PAIRS.orders, profile: app.profile });
-        pairs.push({ app: app.figures.ordersPerSec, shape: shape.ordersPerSec! });
+        const runApp = async () => {
+          const app = await benchEndToEnd({
+            orders: SHAPE_PAIRS.orders,
+            busRoundTripPerSec,
+          });
+          latest = app.profile;
+          return app.figures.ordersPerSec;
+        };
+        // The shape carries the payloads of the app's latest run (the one before it, when the shape goes first).
+        const runShape = async () =>
+          (await benchOrderShape({ orders: SHAPE_PAIRS.orders, profile: latest })).ordersPerSec!;
+        const shapeFirst = i % 2 === 1;
+        const first = shapeFirst ? await runShape() : await runApp();
+        const second = shapeFirst ? await runApp() : await runShape();
+        pairs.push(shapeFirst ? { app: second, shape: first } : { app: first, shape: second });
       }
       return { ...figures, ...pairedRatios(pairs) };
     },

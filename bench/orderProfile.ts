@@ -4,7 +4,7 @@
  * (episodes, activities, timers, events) and function executions. Pure: built from the counters of
  * instrument.ts and the task hub's tally after the run; bench/costModel.ts prices it.
  */
-import type { BusCounts, FunctionExecutions, ServedTally } from "./instrument";
+import type { BusCounts, FunctionExecutions, SampleMessage, ServedTally } from "./instrument";
 
 /** How Cosmos DB charges a request: by what it does to which document, not by its HTTP shape. */
 export type StoreOperation = "pointRead" | "create" | "replace" | "delete" | "query" | "metadata";
@@ -59,12 +59,25 @@ export interface FunctionsProfile {
   appCpuMsPerOrder: number;
 }
 
+/**
+ * Real payloads of the measured orders, each of about the mean size of its kind: what the order shape carries
+ * (bench/orderShape.ts), so that its hops cost what the order's cost to encode, send, parse and store.
+ */
+export interface OrderPayloads {
+  /** A document each create and replace kind wrote ("PUT doc state"), as its writer sent it. */
+  documents: Record<string, Record<string, unknown>>;
+  /** A message sent to each queue, with the properties its sender set. */
+  messages: Record<string, SampleMessage>;
+}
+
 export interface OrderProfile {
   orders: number;
   store: StoreKindProfile[];
   bus: BusProfile;
   durable: DurableProfile;
   functions: FunctionsProfile;
+  /** Absent in a profile kept from before the payloads were sampled. */
+  payloads?: OrderPayloads;
 }
 
 /** The operation a request kind ("METHOD target container", instrument.ts requestKind) stands for. */

@@ -26,17 +26,19 @@ import {
   functionsProfile,
   storeProfile,
   type OrderProfile,
-  type StoreKindProfile,
 } from "./orderProfile";
 import { callsPerOrder } from "./sdkCost";
+import type { Order } from "../src/domain/order";
+import { sampleOrders } from "../tools/sampleOrders";
 import {
-  DOCUMENT_BYTES_SETTING,
   DOCUMENT_KINDS,
-  MESSAGE_BYTES_SETTING,
+  PAYLOADS_FILE_SETTING,
   REMOTE_URL_SETTING,
+  SHAPE_QUEUES,
   STATUS_QUEUE,
   STATUSES_PER_ORDER,
-  type ShapeDocuments,
+  type ShapeDocumentKind,
+  type ShapePayloads,
 } from "./orderShape/shape";
 
 const SHAPE_APP = {
@@ -116,24 +118,61 @@ export function hopMismatches(shape: Hops, order: Hops): string[] {
     .map(([hop, inShape, inOrder]) => `${hop}: the shape ${inShape}, the order ${inOrder}`);
 }
 
-/** The sizes of the documents the shape writes: the real order's, by the kind of request that carried them. */
-export function shapeDocuments(store: readonly StoreKindProfile[]): ShapeDocuments {
-  const bytesOf = (part: keyof ShapeDocuments) => {
-    const kind = store.find((s) => s.kind === DOCUMENT_KINDS[part]);
-    if (!kind || kind.meanDocumentBytes <= 0)
-      throw new Error(`the order profile has no ${DOCUMENT_KINDS[part]} with its size: run endToEnd again`);
-    return kind.meanDocumentBytes;
-  };
-  return {
-    order: bytesOf("order"),
-    stateCreated: bytesOf("stateCreated"),
-    state: bytesOf("state"),
-    shard: bytesOf("shard"),
-  };
+/**
+ * What the shape carries: the real order's documents and messages as the end-to-end run sampled them (its order
+ * profile's payloads), one of each kind the shape writes or sends.
+ */
+export function shapePayloads(profile: Pick<OrderProfile, "payloads">): ShapePayloads {
+  const missing = (what: string) =>
+    new Error(`the order profile has no sampled ${what}: run endToEnd again (npm run bench)`);
+  const sampled = profile.payloads;
+  if (!sampled) throw missing("payloads");
+  const documents = {} as ShapePayloads["documents"];
+  for (const [part, kind] of Object.entries(DOCUMENT_KINDS) as Array<[ShapeDocumentKind, string]>) {
+    const document = sampled.documents[kind];
+    if (!document) throw missing(`document of ${kind}`);
+    documents[part] = document;
+  }
+  const messages: ShapePayloads["messages"] = {};
+  for (const queue of SHAPE_QUEUES) {
+    const message = sampled.messages[queue];
+    if (!message) throw missing(`message of ${queue}`);
+    messages[queue] = message;
+  }
+  return { documents, messages };
+}
+
+/** How far the shape's mean sizes may stray from the order's: its ids differ, and a sample is not the mean. */
+const SIZE_TOLERANCE = 0.2;
+
+/**
+ * Where the shape's payloads are no longer about as large as the order's (messages, and each document kind it
+ * writes): then its hops would cost what another order's cost.
+ */
+export function sizeMismatches(
+  shape: Pick<OrderProfile, "bus" | "store">,
+  order: Pick<OrderProfile, "bus" | "store">,
+): string[] {
+  const documentBytes = (p: Pick<OrderProfile, "store">, kind: string) =>
+    p.store.find((s) => s.kind === kind)?.meanDocumentBytes ?? 0;
+  const sizes: Array<[string, number, number]> = [
+    ["mean message bytes", shape.bus.meanMessageBytes, order.bus.meanMessageBytes],
+    ...Object.values(DOCUMENT_KINDS).map((kind): [string, number, number] => [
+      `mean document bytes of ${kind}`,
+      documentBytes(shape, kind),
+      documentBytes(order, kind),
+    ]),
+  ];
+  return sizes
+    .filter(([, inShape, inOrder]) => Math.abs(inShape - inOrder) > SIZE_TOLERANCE * inOrder)
+    .map(
+      ([what, inShape, inOrder]) =>
+        `${what}: the shape ${Math.round(inShape)}, the order ${Math.round(inOrder)}`,
+    );
 }
 
 /**
- * The app's rate over the shape's in each pair of runs (the app's, then the shape's right after it), and their
+ * The app's rate over the shape's in each pair of runs (the app's and the shape's, one right after the other), and their
  * median: `pairs`, `pair<n>.ratio` and `medianRatio` among the benchmark's figures.
  */
 export function pairedRatios(pairs: ReadonlyArray<{ app: number; shape: number }>): Record<string, number> {
@@ -175,13 +214,20 @@ async function startRemoteService(): Promise<{ url: string; calls(): number; sto
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function postAll(url: string, orderIds: string[]): Promise<void> {
+/** Posts the orders, CONCURRENCY at a time, each with its body, as the end-to-end run posts the real ones. */
+async function postAll(url: string, orders: readonly Order[]): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
-      while (next < orderIds.length) {
-        const orderId = orderIds[next++]!;
-        const response = await fetch(`${url}/api/shape/${orderId}`, { method: "POST", body: "{}" });
+      while (next < orders.length) {
+        const order = orders[next++]!;
+        const orderId = order.orderId;
+        const response = await fetch(`${url}/api/shape/${orderId}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(order),
+          signal: AbortSignal.timeout(10_000),
+        });
         await response.text();
         if (response.status !== 202)
           throw new Error(`order shape: POST ${orderId} answered ${response.status}`);
@@ -199,9 +245,10 @@ export async function benchOrderShape(options: OrderShapeOptions): Promise<Recor
   });
   const remote = await startRemoteService();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-shape-"));
+  const payloadsFile = path.join(dataDir, "payloads.json");
+  fs.writeFileSync(payloadsFile, JSON.stringify(shapePayloads(options.profile)));
   const settings = stack.appSettings({
-    [MESSAGE_BYTES_SETTING]: String(Math.round(options.profile.bus.meanMessageBytes)),
-    [DOCUMENT_BYTES_SETTING]: JSON.stringify(shapeDocuments(options.profile.store)),
+    [PAYLOADS_FILE_SETTING]: payloadsFile,
     [REMOTE_URL_SETTING]: remote.url,
   });
   const app = new AppProcess({ ...SHAPE_APP, dataDir, settings, ...cpuProfileOptions() });
@@ -220,21 +267,19 @@ export async function benchOrderShape(options: OrderShapeOptions): Promise<Recor
   try {
     await app.start();
     bus.reset();
-    await postAll(
-      app.url,
-      Array.from({ length: WARMUP_ORDERS }, (_, i) => `SHAPE-WARM-${i}`),
-    );
+    await postAll(app.url, sampleOrders(WARMUP_ORDERS, { prefix: "SHAPE-WARM" }));
     await through(WARMUP_ORDERS);
     await sleep(1_000);
 
-    const orderIds = Array.from({ length: options.orders }, (_, i) => `SHAPE-${i}`);
+    const orders = sampleOrders(options.orders, { prefix: "SHAPE" });
+    const orderIds = orders.map((o) => o.orderId);
     bus.reset();
     store.reset();
     const callsBefore = remote.calls();
     const logOffset = fs.statSync(app.logFile).size;
     const cpuBefore = processCpuMs(app.pid);
     const started = Date.now();
-    await postAll(app.url, orderIds);
+    await postAll(app.url, orders);
     await through(options.orders);
     const seconds = (Date.now() - started) / 1000;
     const cpuAfter = processCpuMs(app.pid);
@@ -249,16 +294,14 @@ export async function benchOrderShape(options: OrderShapeOptions): Promise<Recor
     );
     const shapeCpu =
       cpuBefore !== undefined && cpuAfter !== undefined ? (cpuAfter - cpuBefore) / options.orders : NaN;
-    const hops = hopsOf(
-      {
-        bus: busProfile(sent, options.orders),
-        durable,
-        store: storeProfile(store.byKind, store.served, options.orders),
-      },
-      remoteCalls,
-    );
+    const measured = {
+      bus: busProfile(sent, options.orders),
+      durable,
+      store: storeProfile(store.byKind, store.served, options.orders),
+    };
+    const hops = hopsOf(measured, remoteCalls);
     const orderHops = hopsOf(options.profile, callsPerOrder(options.profile).fetchCall);
-    const mismatches = hopMismatches(hops, orderHops);
+    const mismatches = [...hopMismatches(hops, orderHops), ...sizeMismatches(measured, options.profile)];
     if (mismatches.length > 0)
       throw new Error(`the order shape no longer makes the real order's hops (${mismatches.join("; ")})`);
     const appCpu = options.profile.functions.appCpuMsPerOrder;
@@ -279,6 +322,8 @@ export async function benchOrderShape(options: OrderShapeOptions): Promise<Recor
       orderExecutionsPerOrder: options.profile.functions.executionsPerOrder,
       episodesPerOrder: durable.episodesPerOrder,
       orderEpisodesPerOrder: options.profile.durable.episodesPerOrder,
+      meanMessageBytes: round(measured.bus.meanMessageBytes, 0),
+      orderMeanMessageBytes: round(options.profile.bus.meanMessageBytes, 0),
       shapeCpuMsPerOrder: round(shapeCpu, 1),
       appCpuMsPerOrder: round(appCpu, 1),
       appAboveShapeCpuMsPerOrder: round(appCpu - shapeCpu, 1),

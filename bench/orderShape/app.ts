@@ -1,7 +1,8 @@
 /**
  * An order's shape with the business taken out: a Functions app that makes the hops an order of the real app
- * makes (the same triggers, queues, durable actions and messages, store requests and remote calls, their bodies as
- * large as the real ones) and nothing else: no validation, no state machine, no tracing, no logging of its own.
+ * makes (the same triggers, queues, durable actions and messages, store requests and remote calls, carrying the
+ * real order's documents and messages as the end-to-end run sampled them, and the real front door's request and
+ * answer) and nothing else: no validation, no state machine, no tracing, no logging of its own.
  * What its process spends per order is what the devhost, the Functions library, the durable SDK, the bus and
  * store clients and `fetch` cost an order of this shape, however lean the app's code; orderShape.ts runs it. One
  * file, since its parts are one fixture.
@@ -16,27 +17,26 @@
  * conditional on the etag the last write returned, as the real app's are. The steps and their services are the declared
  * process's (src/domain/process.ts): in the sample, three agents and five statuses, and no activity.
  */
+import fs from "node:fs";
 import { app, type HttpRequest, type HttpResponseInit, type InvocationContext } from "@azure/functions";
 import * as df from "durable-functions";
 import type { OrchestrationContext } from "durable-functions";
 import { ServiceBusClient, type ServiceBusSender } from "@azure/service-bus";
 import { CosmosClient } from "@azure/cosmos";
 
-import { orderWorkflowV1 } from "../../src/domain/process";
-import { agentRequestQueue } from "../../src/domain/services";
 import { parseCosmos } from "../../src/app/connectionStrings";
 import { CONTAINERS } from "../../src/store/cosmos";
 import {
-  DOCUMENT_BYTES_SETTING,
-  MESSAGE_BYTES_SETTING,
+  PAYLOADS_FILE_SETTING,
   REMOTE_URL_SETTING,
+  REPLY_QUEUE,
   STATUS_QUEUE,
   STATUSES_PER_ORDER,
-  type ShapeDocuments,
+  STEP_QUEUES,
+  type ShapeDocumentKind,
+  type ShapePayloads,
 } from "./shape";
 
-/** Each step's request queue: its service's agent's, as the real app sends it. */
-const STEP_QUEUES = orderWorkflowV1.steps.map((step) => agentRequestQueue(step.agent));
 /**
  * The status messages each dispatch (the admission's of the first step, then one per answer, in the reply path)
  * sends, STATUSES_PER_ORDER in all: one each, and one more from the admission's (received and processing).
@@ -52,8 +52,7 @@ const setting = (name: string): string => {
   if (!value) throw new Error(`the order shape needs the ${name} setting`);
   return value;
 };
-const messageBytes = Number(process.env[MESSAGE_BYTES_SETTING] ?? "470");
-const documentBytes = JSON.parse(setting(DOCUMENT_BYTES_SETTING)) as ShapeDocuments;
+const payloads = JSON.parse(fs.readFileSync(setting(PAYLOADS_FILE_SETTING), "utf8")) as ShapePayloads;
 const remoteUrl = setting(REMOTE_URL_SETTING);
 const bus = new ServiceBusClient(setting("ServiceBusConnection"));
 const problems: string[] = [];
@@ -77,34 +76,40 @@ const sender = (queue: string) => {
   return existing;
 };
 
+/** Where an order's message is in its order: the shape reads it from the message id, its bodies are the real ones. */
 interface Hop {
   orderId: string;
   instanceId: string;
   step: number;
   kind: string;
-  /** Filler to the real messages' size. */
-  pad?: string;
 }
 
-function body(hop: Hop): Hop {
-  const bare = JSON.stringify(hop).length;
-  return { ...hop, pad: "x".repeat(Math.max(0, messageBytes - bare - 10)) };
+const messageIdOf = (hop: Hop) => `${hop.instanceId}/${hop.step}/${hop.kind}`;
+
+function hopOf(context: InvocationContext): Hop {
+  const [instanceId = "", step = "0", kind = ""] = String(context.triggerMetadata?.messageId ?? "").split(
+    "/",
+  );
+  return { orderId: instanceId.slice(0, instanceId.lastIndexOf(":")), instanceId, step: Number(step), kind };
 }
 
-/** A document of `bytes` bytes under `id` (the containers' partition key is /orderId). */
-function documentOf(id: string, bytes: number): { id: string; orderId: string; pad: string } {
-  return { id, orderId: id, pad: "x".repeat(Math.max(0, bytes - 2 * id.length - 40)) };
+/** A real payload under this order's id, where it has one. */
+function underOrderId(payload: unknown, orderId: string): unknown {
+  return payload && typeof payload === "object" && "orderId" in payload ? { ...payload, orderId } : payload;
+}
+
+/** The real document of `kind` under `id` (the containers' partition key is /orderId). */
+function documentOf(id: string, kind: ShapeDocumentKind): Record<string, unknown> {
+  return { ...payloads.documents[kind], id, orderId: id };
 }
 
 /** Each order's state record's etag, as the real app's instances know the record they last wrote. */
 const stateEtags = new Map<string, string>();
 
 async function replaceState(orderId: string): Promise<void> {
-  const { resource } = await containers.state
-    .item(orderId, orderId)
-    .replace(documentOf(orderId, documentBytes.state), {
-      accessCondition: { type: "IfMatch", condition: stateEtags.get(orderId) ?? "" },
-    });
+  const { resource } = await containers.state.item(orderId, orderId).replace(documentOf(orderId, "state"), {
+    accessCondition: { type: "IfMatch", condition: stateEtags.get(orderId) ?? "" },
+  });
   stateEtags.set(orderId, resource!._etag);
 }
 
@@ -119,22 +124,29 @@ async function takePlace(): Promise<void> {
   let shard = freeShards.pop();
   if (!shard) {
     const id = `shape-shard-${shardsMade++}`;
-    const { resource } = await containers.leases.items.upsert(documentOf(id, documentBytes.shard));
+    const { resource } = await containers.leases.items.upsert(documentOf(id, "shard"));
     shard = { id, etag: resource!._etag };
   }
   const { resource } = await containers.leases
     .item(shard.id, shard.id)
-    .replace(documentOf(shard.id, documentBytes.shard), {
+    .replace(documentOf(shard.id, "shard"), {
       accessCondition: { type: "IfMatch", condition: shard.etag },
     });
   freeShards.push({ id: shard.id, etag: resource!._etag });
 }
 
+/** The queue's real message, with this hop's message id and order id, its other properties as the real one's. */
 async function send(queue: string, hop: Hop): Promise<void> {
+  const real = payloads.messages[queue]!;
   await sender(queue).sendMessages({
-    body: body(hop),
-    messageId: `${hop.instanceId}/${hop.step}/${hop.kind}`,
-    contentType: "application/json",
+    body: underOrderId(real.body, hop.orderId),
+    messageId: messageIdOf(hop),
+    ...(real.contentType ? { contentType: real.contentType } : {}),
+    ...(real.correlationId ? { correlationId: hop.orderId } : {}),
+    ...(real.subject ? { subject: real.subject } : {}),
+    ...(real.applicationProperties
+      ? { applicationProperties: real.applicationProperties as Record<string, string | number | boolean> }
+      : {}),
   });
 }
 
@@ -146,15 +158,17 @@ app.http("shapeSubmit", {
   handler: async (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> => {
     const orderId = request.params.orderId ?? "";
     await request.text();
-    await containers.orders.items.create(documentOf(orderId, documentBytes.order));
-    const { resource } = await containers.state.items.create(documentOf(orderId, documentBytes.stateCreated));
+    await containers.orders.items.create(documentOf(orderId, "order"));
+    const { resource } = await containers.state.items.create(documentOf(orderId, "stateCreated"));
     stateEtags.set(orderId, resource!._etag);
     await takePlace();
     await replaceState(orderId);
     const hop: Hop = { orderId, instanceId: `${orderId}:1`, step: 0, kind: "submitted" };
     await df.getClient(context).startNew("shapeOrchestration", { instanceId: hop.instanceId, input: hop });
     await dispatch(hop);
-    return { status: 202 };
+    // The front door's answer, as large as the real one's.
+    const statusUrl = new URL(`/api/orders/${encodeURIComponent(orderId)}/status`, request.url).toString();
+    return { status: 202, jsonBody: { orderId, statusUrl }, headers: { location: statusUrl } };
   },
 });
 
@@ -182,25 +196,25 @@ async function dispatch(hop: Hop): Promise<void> {
   app.serviceBusQueue(`shapeAgent${agent}`, {
     connection: "ServiceBusConnection",
     queueName,
-    handler: async (message: unknown) => {
-      const hop = message as Hop;
+    handler: async (_message: unknown, context: InvocationContext) => {
+      const hop = hopOf(context);
       const response = await fetch(remoteUrl, {
         method: "POST",
         headers: { "content-type": "application/json", "idempotency-key": `${hop.instanceId}/${hop.step}` },
         body: JSON.stringify({ orderId: hop.orderId, step: hop.step }),
       });
       await response.text();
-      await send("agent-replies", { ...hop, kind: "reply" });
+      await send(REPLY_QUEUE, { ...hop, kind: "reply" });
     },
   });
 });
 
 app.serviceBusQueue("shapeReplies", {
   connection: "ServiceBusConnection",
-  queueName: "agent-replies",
+  queueName: REPLY_QUEUE,
   extraInputs: [df.input.durableClient()],
-  handler: async (message: unknown, context: InvocationContext) => {
-    const hop = message as Hop;
+  handler: async (_message: unknown, context: InvocationContext) => {
+    const hop = hopOf(context);
     await replaceState(hop.orderId);
     await dispatch({ ...hop, step: hop.step + 1 });
     if (hop.step < STEP_QUEUES.length - 1) return;

@@ -1,7 +1,14 @@
 // The order-shape benchmark stands for the real order only while it makes the same hops (messages, durable work,
-// store requests, remote calls), with documents of the real order's sizes.
+// store requests, remote calls), carrying the real order's documents and messages.
 import { describe, expect, it } from "vitest";
-import { hopMismatches, hopsOf, pairedRatios, shapeDocuments } from "../../../bench/orderShape";
+import {
+  hopMismatches,
+  hopsOf,
+  pairedRatios,
+  shapePayloads,
+  sizeMismatches,
+} from "../../../bench/orderShape";
+import { SHAPE_QUEUES, STATUS_QUEUE } from "../../../bench/orderShape/shape";
 import { orderProfile, storeRow } from "../../support/orderProfiles";
 
 const profile = orderProfile({
@@ -65,20 +72,56 @@ describe("the order shape's hops", () => {
   });
 });
 
-describe("the shape's documents", () => {
-  it("are as large as the real order's, by the request that carried them", () => {
-    expect(shapeDocuments(profile.store)).toEqual({
-      order: 433,
-      stateCreated: 1_388,
-      state: 2_678,
-      shard: 5_101,
+describe("the shape's payloads", () => {
+  const state = { id: "O-1", orderId: "O-1", processState: "Processing", steps: [{ name: "reserve" }] };
+  const documents = {
+    "POST docs orders": { id: "O-1", orderId: "O-1", lines: [] },
+    "POST docs state": { ...state, processState: "Pending" },
+    "PUT doc state": state,
+    "PUT doc leases": { id: "admission:0", orderId: "admission:0", entries: [] },
+    "PUT doc orders": { id: "O-1", orderId: "O-1" },
+  };
+  const messages = Object.fromEntries(
+    SHAPE_QUEUES.map((queue) => [queue, { body: { orderId: "O-1", queue }, correlationId: "O-1" }]),
+  );
+
+  it("are the sampled documents it writes and the sampled messages of each queue it sends to", () => {
+    const payloads = shapePayloads({ payloads: { documents, messages } });
+    expect(payloads.documents).toEqual({
+      order: documents["POST docs orders"],
+      stateCreated: documents["POST docs state"],
+      state: documents["PUT doc state"],
+      shard: documents["PUT doc leases"],
     });
+    expect(Object.keys(payloads.messages).sort()).toEqual([...SHAPE_QUEUES].sort());
+    expect(payloads.messages[STATUS_QUEUE]).toEqual(messages[STATUS_QUEUE]);
   });
 
-  it("cannot be sized from a profile that did not measure one of them", () => {
-    expect(() => shapeDocuments(profile.store.filter((s) => s.kind !== "PUT doc leases"))).toThrow(
-      /no PUT doc leases/,
+  it("cannot be taken from a profile that sampled none, or not one the shape needs", () => {
+    expect(() => shapePayloads({})).toThrow(/no sampled payloads: run endToEnd again/);
+    const { "PUT doc leases": _leases, ...noShard } = documents;
+    expect(() => shapePayloads({ payloads: { documents: noShard, messages } })).toThrow(
+      /no sampled document of PUT doc leases/,
     );
+    const { [STATUS_QUEUE]: _status, ...noStatus } = messages;
+    expect(() => shapePayloads({ payloads: { documents, messages: noStatus } })).toThrow(
+      new RegExp(`no sampled message of ${STATUS_QUEUE}`),
+    );
+  });
+
+  it("must be about as large as the order's: messages, and each document the shape writes", () => {
+    const order = profile;
+    expect(sizeMismatches(order, order)).toEqual([]);
+    const shape = {
+      bus: { ...order.bus, meanMessageBytes: order.bus.meanMessageBytes * 1.5 },
+      store: order.store.map((row) =>
+        row.kind === "PUT doc state" ? { ...row, meanDocumentBytes: 2_000 } : row,
+      ),
+    };
+    expect(sizeMismatches(shape, order)).toEqual([
+      `mean message bytes: the shape ${Math.round(order.bus.meanMessageBytes * 1.5)}, the order ${Math.round(order.bus.meanMessageBytes)}`,
+      "mean document bytes of PUT doc state: the shape 2000, the order 2678",
+    ]);
   });
 });
 

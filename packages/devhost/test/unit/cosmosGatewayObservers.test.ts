@@ -79,6 +79,7 @@ describe("the Cosmos gateway's observers", () => {
     // 16 bytes for 15 characters: the é is two bytes in UTF-8.
     expect(seen[0]!.response.bodyBytes).toBe(body.length);
     expect(seen[0]!.response.bodyBytes).toBe(16);
+    expect(seen[0]!.response.body()).toEqual(body);
     expect(seen[0]!.response.headers["x-renamed"]).toBe("seen:direct");
   });
 
@@ -96,8 +97,10 @@ describe("the Cosmos gateway's observers", () => {
         status: 201,
         bodyBytes: body.length,
         headers: expect.objectContaining({ "x-ms-item-count": "2", "content-length": body.length }),
+        body: expect.any(Function),
       },
     ]);
+    expect(seen[0]!.body().toString()).toBe('{"echoed":"abc"}');
   });
 
   it("see each request on arrival and again once answered, errors included", async () => {

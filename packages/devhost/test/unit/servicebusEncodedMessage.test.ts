@@ -110,6 +110,15 @@ describe("EncodedMessage", () => {
     expect(reader.unwrap(properties[3])).toBe("s"); // subject
   });
 
+  it("reads a body as text: a data section's UTF-8 bytes or a string value, and nothing else", () => {
+    const json = '{"order":"café"}';
+    expect(
+      EncodedMessage.decode(sent({ body: rheaMessage.data_section(Buffer.from(json)) })).bodyText(),
+    ).toBe(json);
+    expect(EncodedMessage.decode(sent({ body: "plain" })).bodyText()).toBe("plain");
+    expect(EncodedMessage.decode(sent({ body: 42 })).bodyText()).toBeUndefined();
+  });
+
   it("refuses bytes that are not an AMQP message", () => {
     expect(() => EncodedMessage.decode(Buffer.from([0x00, 0x53, 0x99, 0x40]))).toThrow(
       /unknown message section/,

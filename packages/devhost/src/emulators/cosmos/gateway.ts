@@ -56,6 +56,11 @@ export interface ServedResponse {
   status: number;
   headers: OutgoingHttpHeaders;
   bodyBytes: number;
+  /**
+   * The body as sent, put together when asked (a benchmark samples a few documents; the rest cost nothing but the
+   * references kept until the observer returns).
+   */
+  body(): Buffer;
 }
 
 /** Callers that count or weigh the gateway's traffic; neither can change a request or its answer. */
@@ -166,17 +171,42 @@ function observeResponse(
   onResponse: NonNullable<GatewayObservers["onResponse"]>,
 ): void {
   let bodyBytes = 0;
+  // References only: the bytes are put together if the observer asks for them.
+  const chunks: Array<{ chunk: string | Uint8Array; encoding: BufferEncoding }> = [];
+  const keep = (chunk: unknown, encoding: unknown): void => {
+    const bytes = chunkBytes(chunk, encoding);
+    if (bytes === 0) return;
+    bodyBytes += bytes;
+    chunks.push({
+      chunk: chunk as string | Uint8Array,
+      encoding: typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8",
+    });
+  };
   const write = res.write.bind(res) as (...args: unknown[]) => boolean;
   const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
   res.write = ((...args: unknown[]) => {
-    bodyBytes += chunkBytes(args[0], args[1]);
+    keep(args[0], args[1]);
     return write(...args);
   }) as ServerResponse["write"];
   res.end = ((...args: unknown[]) => {
-    bodyBytes += chunkBytes(args[0], args[1]);
+    keep(args[0], args[1]);
     return end(...args);
   }) as ServerResponse["end"];
-  res.once("finish", () => onResponse(req, { status: res.statusCode, headers: res.getHeaders(), bodyBytes }));
+  res.once("finish", () =>
+    onResponse(req, {
+      status: res.statusCode,
+      headers: res.getHeaders(),
+      bodyBytes,
+      body: () =>
+        Buffer.concat(
+          chunks.map(({ chunk, encoding }) =>
+            typeof chunk === "string"
+              ? Buffer.from(chunk, encoding)
+              : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength),
+          ),
+        ),
+    }),
+  );
 }
 
 /**

@@ -172,6 +172,20 @@ export class EncodedMessage {
     return {};
   }
 
+  /**
+   * The body as text, for inspection: a data section's bytes as UTF-8 (the Service Bus SDKs send a JSON body so),
+   * or an amqp-value string; undefined for any other body (several sections, a sequence, a non-string value).
+   */
+  bodyText(): string | undefined {
+    if (this.sections.rest.length !== 1) return undefined;
+    const section = new codec.Reader(this.sections.rest[0]!).read();
+    const kind = sectionKind(section);
+    const value = codec.unwrap(section);
+    if (kind === "data" && Buffer.isBuffer(value)) return value.toString("utf8");
+    if (kind === "value" && typeof value === "string") return value;
+    return undefined;
+  }
+
   /** The application properties, decoded (for inspection; the message keeps its own encoding). */
   applicationProperties(): Record<string, unknown> {
     const bytes = this.sections.applicationProperties;
