@@ -1,7 +1,8 @@
 import { agentRequestId, idempotencyKeyFor, type StepKind } from "./ids";
 import { quoteValue } from "./validation";
 import type { AgentRequest } from "./messages";
-import { canonicalJson, type Order } from "./order";
+import { jsonEqual } from "./jsonEqual";
+import type { Order } from "./order";
 import { neverDispatched } from "./replyCheck";
 import type { StateRecord } from "./stateRecord";
 import type { AgentName, StepDefinition, WorkflowDefinition } from "./workflow";
@@ -110,13 +111,14 @@ export function checkRequest(
 
 /**
  * Where a request differs from the one the Scheduler dispatched (`dispatchedRequest`), or undefined when it is that
- * request. Bodies are compared as JSON, as they travelled; neither is echoed.
+ * request. Bodies are compared as JSON documents, as they travelled, whatever the order of their keys; neither is
+ * echoed.
  */
 export function requestMismatch(received: AgentRequest, dispatched: AgentRequest): string | undefined {
   const label = `step ${received.stepIndex} ${received.kind} of ${received.instanceId}`;
   if (received.payload.operation !== dispatched.payload.operation)
     return `${label}: payload.operation: expected ${quoteValue(dispatched.payload.operation)}, got ${quoteValue(received.payload.operation)}`;
-  if (canonicalJson(received.payload.body) !== canonicalJson(dispatched.payload.body))
+  if (!jsonEqual(received.payload.body, dispatched.payload.body))
     return `${label}: payload.body differs from the body the Scheduler dispatched`;
   if (received.completeBy !== dispatched.completeBy)
     return `${label}: completeBy: expected ${dispatched.completeBy}, got ${quoteValue(received.completeBy)}`;

@@ -97,7 +97,8 @@ export function copyPlain<T>(value: T): T {
 
 /**
  * Returns the new record: `update` applied to a deep copy (inputs are never mutated, so a caller holding the
- * old copy still sees what it read), with updatedAt and a bounded history entry.
+ * old copy still sees what it read), with updatedAt and a bounded history entry. The history's entries are the
+ * one part not copied: written once and never changed, they are shared with the old record, in a new array.
  */
 export function commit(
   record: StateRecord,
@@ -105,7 +106,10 @@ export function commit(
   note: HistoryNote,
   update: (draft: StateRecord) => void,
 ): TransitionResult {
-  const draft = copyPlain(record);
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(record))
+    copy[key] = key === "history" ? [...(value as HistoryEntry[])] : copyPlain(value);
+  const draft = copy as unknown as StateRecord;
   update(draft);
   const at = now.toISOString();
   draft.updatedAt = at;

@@ -18,6 +18,27 @@ describe("records", () => {
     expect(record).toEqual(copy);
   });
 
+  it("gives the new record a history of its own, sharing only the entries already written, which stay as they were", () => {
+    const record = processingRecord(1, true);
+    const entries = [...record.history];
+    const next = ok(
+      stepSucceeded(record, {
+        now: at(12),
+        lockedBy: record.lockedBy!,
+        stepIndex: 1,
+        result: 1,
+        compensation: 1,
+      }),
+    );
+    expect(next.history).not.toBe(record.history);
+    expect(record.history).toEqual(entries);
+    expect(next.history.slice(0, -1)).toEqual(entries.slice(-(next.history.length - 1)));
+    expect(next.history.at(-1)!.event).toBe("stepSucceeded");
+    // Every other field is a copy: changing the new record's steps leaves the old one's alone.
+    next.steps[1]!.status = "Failed";
+    expect(record.steps[1]!.status).not.toBe("Failed");
+  });
+
   it("copies a record whole: nothing of the copy is shared with it, every field kept (undefined ones too)", () => {
     const record = { ...processingRecord(1, true), note: undefined };
     const copy = copyPlain(record);
