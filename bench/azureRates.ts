@@ -201,6 +201,13 @@ export const SERVICE_RULES = {
       "infra/main.bicep (instanceMemoryMB 2048); https://learn.microsoft.com/azure/azure-functions/flex-consumption-plan",
     note: "on-demand GB-s are the instance's memory × the time it executes anything; an instance is taken as busy for the app's CPU time per order (a saturated instance, as in the benchmark): the assumption",
   },
+  telemetryBilledShare: {
+    value: 0.75,
+    unit: "× an Application Insights envelope's JSON bytes: the size Log Analytics bills for it",
+    basis: "documented",
+    source: "https://learn.microsoft.com/azure/azure-monitor/logs/cost-logs",
+    note: "the billed size is worked out from the columns stored and is, across all event types, around 25% less than the incoming JSON-packaged event",
+  },
   provisionedHeadroom: {
     value: 1.5,
     unit: "× the mean RU/s, provisioned",
@@ -260,6 +267,13 @@ export const PRICES = {
     basis: "assumed",
     source: "https://azure.microsoft.com/pricing/details/storage/queues/",
     note: "no stored copy gives the amounts; third-party pages give $0.0004 per 10,000 for general-purpose v1 accounts; the higher, general-purpose v2 order of magnitude is taken",
+  },
+  logAnalyticsPerGb: {
+    value: 2.3,
+    unit: "$ per GB (10^9 bytes) ingested into Analytics Logs (Application Insights' workspace), pay-as-you-go",
+    basis: "third-party",
+    source: "https://monitoringcost.com/azure-monitor-cost",
+    note: "the amounts of Microsoft's pricing page are not in the stored pages; docs/deployment.md gives the same figure; the 5 GB a month free and the 31 days of retention included are left out",
   },
   dtsConsumptionPerMillionActions: {
     value: null,

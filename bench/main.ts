@@ -11,6 +11,7 @@ import { withGeneratedSections } from "../tools/docSections";
 import { formatTable } from "../tools/table";
 import { costEntry, costSource, costTableRows, renderCostSection, type CostEntry } from "./costReport";
 import { benchDrain } from "./drain";
+import { benchTelemetry } from "./telemetry";
 import { benchEndToEnd } from "./endToEnd";
 import { benchOrderShape, pairedRatios } from "./orderShape";
 import { benchRecovery } from "./recovery";
@@ -136,6 +137,10 @@ const benchmarks: NamedBenchmark[] = [
   {
     name: "drain",
     run: async ({ small }) => ({ ...(await benchDrain({ orders: small ? 100 : 1_000 })) }),
+  },
+  {
+    name: "telemetry",
+    run: async ({ small }) => ({ ...(await benchTelemetry({ orders: small ? 50 : 300 })) }),
   },
   {
     name: "recovery",

@@ -25,8 +25,8 @@ export const TARGETS = {
 
 /**
  * The benchmarks' targets (docs/benchmarks.md), checked against this run's figures (or the kept ones of a benchmark
- * that did not run): met or not, with the figures they compare. The steady load's latencies are reported beside
- * them, held to no target yet.
+ * that did not run): met or not, with the figures they compare. The steady load's latencies and what an order's
+ * traces would cost in Application Insights are reported beside them, held to no target.
  */
 export function targets(results: Results, cost: CostEntry | undefined): TargetRow[] {
   const rows: TargetRow[] = [];
@@ -39,6 +39,15 @@ export function targets(results: Results, cost: CostEntry | undefined): TargetRo
       met: usd <= TARGETS.usdPerMillionOrders,
     });
   }
+  // Outside the cost's rules: what Application Insights would ingest of an order at the shipped sampling ratio.
+  const telemetry = results.telemetry;
+  if (telemetry?.usdPerMillionOrders !== undefined)
+    rows.push({
+      target:
+        "traces ingested by Application Insights, TRACE_SAMPLING_RATIO=1 (reported, not in the cost's rules)",
+      figure: `${telemetry.envelopesPerOrder} envelopes, ${telemetry.bytesPerOrder.toLocaleString("en-US")} B per order: $${telemetry.usdPerMillionOrders.toFixed(2)} per million orders`,
+      met: undefined,
+    });
   // What an app making exactly the order's hops with no code of its own does, measured in the same run.
   // When the run measured several pairs (the app, then the shape), their median: one pair moves with the machine.
   const shape = results.orderShape;

@@ -7,19 +7,19 @@
  * The exporter speaks https only: the stand-in serves a throwaway self-signed certificate (openssl), which this
  * test process trusts for its own loopback calls.
  */
-import { spawnSync } from "node:child_process";
-import fs from "node:fs";
-import { createServer, type Server } from "node:https";
-import os from "node:os";
 import { createRequire } from "node:module";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import type * as Metrics from "../../../src/telemetry/metrics";
 import type * as TelemetryModule from "../../../src/telemetry/telemetry";
 import type { Telemetry } from "../../../src/telemetry/telemetry";
 import type * as Tracing from "../../../src/telemetry/tracing";
+import {
+  loopbackCertificate,
+  startIngestionStandIn,
+  type Envelope,
+  type IngestionStandIn,
+} from "../../../tools/ingestionStandIn";
 
 // The compiled app, as the host loads it: telemetry.ts requires the distro's module on demand, by path.
 const built = (file: string) =>
@@ -28,49 +28,9 @@ const { setupTelemetry } = built("telemetry.js") as typeof TelemetryModule;
 const { recordAlert } = built("metrics.js") as typeof Metrics;
 const { carry, inSpan, SpanKind, traceparentOf } = built("tracing.js") as typeof Tracing;
 
-interface Envelope {
-  name: string;
-  tags: Record<string, string>;
-  data: {
-    baseType: string;
-    baseData: {
-      name?: string;
-      id?: string;
-      properties?: Record<string, string>;
-      metrics?: { name: string; value: number }[];
-    };
-  };
-}
-
-const received: Envelope[] = [];
-let server: Server;
+let standIn: IngestionStandIn | undefined;
 let telemetry: Telemetry;
-
-/** A self-signed certificate for 127.0.0.1, or undefined without openssl. */
-function loopbackCertificate(): { key: Buffer; cert: Buffer } | undefined {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ingestion-tls-"));
-  try {
-    const made = spawnSync(
-      "openssl",
-      ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"].concat([
-        "-addext",
-        "subjectAltName=IP:127.0.0.1",
-        "-keyout",
-        "key.pem",
-        "-out",
-        "cert.pem",
-      ]),
-      { cwd: dir, stdio: "ignore" },
-    );
-    if (made.status !== 0) return undefined;
-    return {
-      key: fs.readFileSync(path.join(dir, "key.pem")),
-      cert: fs.readFileSync(path.join(dir, "cert.pem")),
-    };
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
+const received = (): Envelope[] => standIn?.received.map((r) => r.envelope) ?? [];
 
 const certificate = loopbackCertificate();
 
@@ -78,25 +38,12 @@ beforeAll(async () => {
   if (!certificate) return;
   // Only this test process's calls, and only to the stand-in: the exporter offers no CA option.
   process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
-  server = createServer(certificate, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const body = Buffer.concat(chunks);
-      const text = (req.headers["content-encoding"] === "gzip" ? gunzipSync(body) : body).toString("utf8");
-      const parsed = JSON.parse(text) as Envelope | Envelope[];
-      received.push(...(Array.isArray(parsed) ? parsed : [parsed]));
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ itemsReceived: received.length, itemsAccepted: received.length, errors: [] }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+  standIn = await startIngestionStandIn(certificate);
   // The distro's own usage reports go to Microsoft's endpoint: not from a test.
   process.env.APPLICATIONINSIGHTS_STATSBEAT_DISABLED = "true";
   telemetry = setupTelemetry({
     azureMonitor: {
-      connectionString: `InstrumentationKey=00000000-0000-0000-0000-000000000000;IngestionEndpoint=http://127.0.0.1:${port}/`,
+      connectionString: `InstrumentationKey=00000000-0000-0000-0000-000000000000;IngestionEndpoint=${standIn.url}`,
       credential: { kind: "none" },
     },
     localTracing: "memory",
@@ -105,7 +52,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (server) await new Promise((resolve) => server.close(resolve));
+  await standIn?.close();
 });
 
 it.skipIf(!certificate)(
@@ -131,7 +78,7 @@ it.skipIf(!certificate)(
     await telemetry.shutdown();
 
     const traceId = traceparent!.split("-")[1]!;
-    const of = (baseType: string) => received.filter((e) => e.data.baseType === baseType);
+    const of = (baseType: string) => received().filter((e) => e.data.baseType === baseType);
     const request = of("RequestData").find((e) => e.data.baseData.name === "process orders");
     const dependency = of("RemoteDependencyData").find((e) => e.data.baseData.name === "send agent-replies");
     expect(request?.tags["ai.operation.id"]).toBe(traceId);

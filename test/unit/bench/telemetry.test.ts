@@ -1,0 +1,40 @@
+// The telemetry benchmark's arithmetic: which envelopes are an order's, and what their bytes cost.
+import { describe, expect, it } from "vitest";
+import { orderEnvelopes, telemetryUsdPerMillionOrders } from "../../../bench/telemetry";
+import type { Envelope } from "../../../tools/ingestionStandIn";
+
+const envelope = (trace: string, orderId?: string): { envelope: Envelope; bytes: number } => ({
+  envelope: {
+    name: "Microsoft.ApplicationInsights.RemoteDependency",
+    tags: { "ai.operation.id": trace },
+    data: {
+      baseType: "RemoteDependencyData",
+      baseData: { name: "send", ...(orderId ? { properties: { "sas.order_id": orderId } } : {}) },
+    },
+  },
+  bytes: 900,
+});
+
+describe("the envelopes of the measured orders", () => {
+  it("are every envelope of a trace in which one names a measured order, whether or not it names it too", () => {
+    const received = [
+      envelope("t1", "ORD-1"),
+      envelope("t1"),
+      envelope("t2", "WARM-1"),
+      envelope("t2"),
+      envelope("t3"),
+      envelope("t4", "ORD-2"),
+    ];
+    const { ofOrders, others } = orderEnvelopes(received, (id) => id.startsWith("ORD-"));
+    expect(ofOrders.map((r) => r.envelope.tags["ai.operation.id"])).toEqual(["t1", "t1", "t4"]);
+    expect(others.map((r) => r.envelope.tags["ai.operation.id"])).toEqual(["t2", "t2", "t3"]);
+  });
+});
+
+describe("what an order's envelopes cost", () => {
+  it("bills a quarter less than their JSON, at the Log Analytics price per 10^9 bytes", () => {
+    // 40,000 B an order: 30,000 billed; a million orders 30 GB at $2.30.
+    expect(telemetryUsdPerMillionOrders(40_000)).toBeCloseTo(69, 6);
+    expect(telemetryUsdPerMillionOrders(0)).toBe(0);
+  });
+});
