@@ -45,7 +45,7 @@ export function targets(results: Results, cost: CostEntry | undefined): TargetRo
     rows.push({
       target:
         "traces ingested by Application Insights, TRACE_SAMPLING_RATIO=1 (reported, not in the cost's rules)",
-      figure: `${telemetry.envelopesPerOrder} envelopes, ${telemetry.bytesPerOrder.toLocaleString("en-US")} B per order: $${telemetry.usdPerMillionOrders.toFixed(2)} per million orders`,
+      figure: `${telemetry.envelopesPerOrder} envelopes, ${(telemetry.bytesPerOrder ?? 0).toLocaleString("en-US")} B per order: $${telemetry.usdPerMillionOrders.toFixed(2)} per million orders`,
       met: undefined,
     });
   // What an app making exactly the order's hops with no code of its own does, measured in the same run.
