@@ -1,35 +1,38 @@
 import { describe, expect, it } from "vitest";
-import { HISTORY_LIMIT, claim, expire, stateRecordSchema, stepSucceeded } from "../../../../src/domain";
+import {
+  HISTORY_LIMIT,
+  claim,
+  expire,
+  stateRecordSchema,
+  stepSucceeded,
+  type StateRecord,
+} from "../../../../src/domain";
 import { copyPlain } from "../../../../src/domain/transitions/result";
 import { at, ok, pendingRecord, processingRecord } from "../../../support/domain";
 import { expireCtx } from "./support";
+
+/** The answer to step 1 of a record that waits on it. */
+const stepOneSucceeded = (record: StateRecord) =>
+  stepSucceeded(record, {
+    now: at(12),
+    lockedBy: record.lockedBy!,
+    stepIndex: 1,
+    result: 1,
+    compensation: 1,
+  });
 
 describe("records", () => {
   it("never mutates the record it is given", () => {
     const record = processingRecord(1, true);
     const copy = structuredClone(record);
-    stepSucceeded(record, {
-      now: at(12),
-      lockedBy: record.lockedBy!,
-      stepIndex: 1,
-      result: 1,
-      compensation: 1,
-    });
+    stepOneSucceeded(record);
     expect(record).toEqual(copy);
   });
 
   it("gives the new record a history of its own, sharing only the entries already written, which stay as they were", () => {
     const record = processingRecord(1, true);
     const entries = [...record.history];
-    const next = ok(
-      stepSucceeded(record, {
-        now: at(12),
-        lockedBy: record.lockedBy!,
-        stepIndex: 1,
-        result: 1,
-        compensation: 1,
-      }),
-    );
+    const next = ok(stepOneSucceeded(record));
     expect(next.history).not.toBe(record.history);
     expect(record.history).toEqual(entries);
     expect(next.history.slice(0, -1)).toEqual(entries.slice(-(next.history.length - 1)));
