@@ -28,27 +28,20 @@ const ORDER_PREFIX = "TELEMETRY";
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * The envelopes of the orders' traces (every envelope whose operation, the trace, also holds one that names a
- * measured order in `sas.order_id`), and the rest.
+ * The envelopes of the orders' own traces: every envelope whose operation (the trace) also holds one that names a
+ * measured order in `sas.order_id`.
  */
-export function orderEnvelopes(
-  received: ReadonlyArray<{ envelope: Envelope; bytes: number }>,
+export function orderTraceEnvelopes<T extends { envelope: Envelope }>(
+  received: readonly T[],
   isMeasuredOrder: (orderId: string) => boolean,
-): {
-  ofOrders: Array<{ envelope: Envelope; bytes: number }>;
-  others: Array<{ envelope: Envelope; bytes: number }>;
-} {
+): T[] {
   const traces = new Set<string>();
   for (const { envelope } of received) {
     const orderId = envelope.data.baseData.properties?.["sas.order_id"];
     const trace = envelope.tags["ai.operation.id"];
     if (orderId && trace && isMeasuredOrder(orderId)) traces.add(trace);
   }
-  const inOrders = (e: Envelope) => traces.has(e.tags["ai.operation.id"] ?? "");
-  return {
-    ofOrders: received.filter((r) => inOrders(r.envelope)),
-    others: received.filter((r) => !inOrders(r.envelope)),
-  };
+  return received.filter((r) => traces.has(r.envelope.tags["ai.operation.id"] ?? ""));
 }
 
 /** $ per million orders for `bytesPerOrder` of envelopes, at the Log Analytics rule and price. */
@@ -98,7 +91,7 @@ export async function benchTelemetry(options: { orders: number }): Promise<Recor
     // Everything the app sent while the orders went through: their traces, and what is not in them (the Service
     // Bus SDK's own receive spans start traces of their own; the timers' rounds; the metrics).
     const during = standIn.received.slice(from);
-    const { ofOrders } = orderEnvelopes(during, (id) => measured.has(id));
+    const ofOrders = orderTraceEnvelopes(during, (id) => measured.has(id));
     if (ofOrders.length === 0)
       throw new Error(
         `telemetry: no envelope of the measured orders reached the stand-in (${during.length} in all)`,
