@@ -11,7 +11,8 @@
  * order document and the state record created) and admits the order (a place taken in an admission shard, the
  * claim's replace of the record, the first step's request and one durable start); an orchestration that waits for
  * the order's end, raced against one durable timer that is then cancelled; one request per step to its service's
- * agent (one agent per service, one remote call and one reply per request); one reply delivery per step that
+ * agent (one agent per service, one remote call and one reply per request, and the read of the service's breaker
+ * record that comes with time); one reply delivery per step that
  * records the answer (a replace of the record) and sends the next step's request (or the end's status), the last
  * one raising the end's event; and STATUSES_PER_ORDER status messages that nobody receives. Every replace is
  * conditional on the etag the last write returned, as the real app's are. The steps and their services are the declared
@@ -25,11 +26,16 @@ import { ServiceBusClient, type ServiceBusSender } from "@azure/service-bus";
 import { CosmosClient } from "@azure/cosmos";
 
 import { parseCosmos } from "../../src/app/connectionStrings";
+import { breakerRecordId } from "../../src/domain/breaker";
+import { agentRequestQueue } from "../../src/domain/services";
+import type { AgentName } from "../../src/domain/workflow";
+import { BREAKER_CACHE_MS } from "../../src/remote/sharedBreaker";
 import { CONTAINERS } from "../../src/store/cosmos";
 import {
   PAYLOADS_FILE_SETTING,
   REMOTE_URL_SETTING,
   REPLY_QUEUE,
+  SERVICES,
   STATUS_QUEUE,
   STATUSES_PER_ORDER,
   STEP_QUEUES,
@@ -191,13 +197,30 @@ async function dispatch(hop: Hop): Promise<void> {
   if (queue) await send(queue, { ...hop, kind: "request" });
 }
 
+/**
+ * When each service's breaker record was last read. The real app reads a service's shared breaker before a call (and
+ * in each claim round) whenever its copy is older than BREAKER_CACHE_MS, so these reads come with time, not with
+ * orders: a slower run makes more of them per order. No record exists while no call has failed, so the read finds
+ * nothing, as the real one does.
+ */
+const breakerReadAt = new Map<string, number>();
+
+async function readBreaker(service: AgentName): Promise<void> {
+  const readAt = breakerReadAt.get(service);
+  if (readAt !== undefined && Date.now() - readAt < BREAKER_CACHE_MS) return;
+  const id = breakerRecordId(service);
+  await containers.leases.item(id, id).read();
+  breakerReadAt.set(service, Date.now());
+}
+
 // One agent per service, as in the real app: it answers each request with a reply for the request's step.
-[...new Set(STEP_QUEUES)].forEach((queueName, agent) => {
+SERVICES.forEach((service, agent) => {
   app.serviceBusQueue(`shapeAgent${agent}`, {
     connection: "ServiceBusConnection",
-    queueName,
+    queueName: agentRequestQueue(service),
     handler: async (_message: unknown, context: InvocationContext) => {
       const hop = hopOf(context);
+      await readBreaker(service);
       const response = await fetch(remoteUrl, {
         method: "POST",
         headers: { "content-type": "application/json", "idempotency-key": `${hop.instanceId}/${hop.step}` },

@@ -9,6 +9,8 @@ export const STATUS_QUEUE = "status-demo";
 export const REPLY_QUEUE = "agent-replies";
 /** Each step's request queue: its service's agent's, as the real app sends it. */
 export const STEP_QUEUES = orderWorkflowV1.steps.map((step) => agentRequestQueue(step.agent));
+/** The services the steps call, one agent each. */
+export const SERVICES = [...new Set(orderWorkflowV1.steps.map((step) => step.agent))];
 /** Every queue the shape sends to: it sends each a real message of that queue (ShapePayloads.messages). */
 export const SHAPE_QUEUES = [...new Set([...STEP_QUEUES, REPLY_QUEUE, STATUS_QUEUE])];
 /** The app setting that names the file of the payloads the shape carries (ShapePayloads, as JSON). */
