@@ -70,13 +70,18 @@ export function carry(log: object, what: Carried): void {
   carried.set(log, { ...carried.get(log), ...what });
 }
 
+/** A logger of its own (the key to what it carries) that writes each line through the logger `sink()` gives then. */
+function writingThrough(sink: () => Logger): Logger {
+  return {
+    log: (...args) => sink().log(...args),
+    warn: (...args) => sink().warn(...args),
+    error: (...args) => sink().error(...args),
+  };
+}
+
 /** A logger that writes through `log` and stands for `span`: for the callees of a span that take a logger. */
 export function spanLogger(log: Logger, span: Span): Logger {
-  const child: Logger = {
-    log: (...args) => log.log(...args),
-    warn: (...args) => log.warn(...args),
-    error: (...args) => log.error(...args),
-  };
+  const child = writingThrough(() => log);
   carried.set(child, { ...carried.get(log), span });
   return child;
 }
@@ -88,11 +93,7 @@ export function spanLogger(log: Logger, span: Span): Logger {
  */
 export function outlivingLogger(log: Logger, after: Logger = console): { logger: Logger; answered(): void } {
   let sink = log;
-  const logger: Logger = {
-    log: (...args) => sink.log(...args),
-    warn: (...args) => sink.warn(...args),
-    error: (...args) => sink.error(...args),
-  };
+  const logger = writingThrough(() => sink);
   const what = carried.get(log);
   if (what) carried.set(logger, what);
   return { logger, answered: () => void (sink = after) };
