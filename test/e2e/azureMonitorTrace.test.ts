@@ -62,7 +62,6 @@ it.skipIf(!certificate)(
     const order = e2eOrder("TRACE-AZ");
     const orderId = order.orderId;
     expect((await submitTo(app, order)).status).toBe(202);
-    await stack.waitForState(orderId, ["Processed"]);
 
     const received = () => standIn!.received.map((r) => r.envelope);
     const traceOf = () => {
@@ -73,24 +72,28 @@ it.skipIf(!certificate)(
       );
       return received().filter((e) => traces.has(e.tags["ai.operation.id"]));
     };
-    const lastStepReply = `process ${QUEUES.agentReplies}`;
+    const record = await stack.waitForState(orderId, ["Processed"]);
+    // What the order did, from its audit trail: a slow machine may dispatch a step again (a step's deadline is 3 s
+    // here), and each dispatch is a send of its own.
+    const dispatches = (step: string) =>
+      record.history.filter((h) => h.event === "stepDispatched" && h.detail === step).length;
+    const replies = `process ${QUEUES.agentReplies}`;
     const steps = orderWorkflowV1.steps.length;
-    // The exporter sends in batches, every 5 s at most: wait for the reply router's last span.
+    // The exporter sends in batches, every 5 s at most: wait for the reply router's spans of every step.
     await expect
-      .poll(() => count(traceOf().map(nameOf), lastStepReply), { timeout: 20_000, interval: 250 })
-      .toBe(steps);
+      .poll(() => count(traceOf().map(nameOf), replies), { timeout: 20_000, interval: 250 })
+      .toBeGreaterThanOrEqual(steps);
     await app.stop();
 
     const names = traceOf().map(nameOf);
     expect(new Set(traceOf().map((e) => e.tags["ai.operation.id"])).size, "one trace").toBe(1);
     expect(count(names, "POST /api/orders"), "the front door's request, once").toBe(1);
-    expect(count(names, "start attempt")).toBe(1);
+    expect(count(names, "start attempt")).toBe(record.attempt);
     for (const step of orderWorkflowV1.steps) {
       const queue = agentRequestQueue(step.agent);
-      expect(count(names, `send ${queue}`), `send ${queue}`).toBe(1);
-      expect(count(names, `process ${queue}`), `process ${queue}`).toBe(1);
+      expect(count(names, `send ${queue}`), `send ${queue}: one per dispatch`).toBe(dispatches(step.name));
+      expect(count(names, `process ${queue}`), `process ${queue}`).toBeGreaterThanOrEqual(1);
     }
-    expect(count(names, `send ${QUEUES.agentReplies}`)).toBe(steps);
     // The store's requests are the order's dependencies too: its creates and the state record's replaces.
     expect(names).toContain("POST /dbs/sas/colls/orders/docs");
     expect(names.filter((n) => n === `PUT /dbs/sas/colls/state/docs/${orderId}`).length).toBeGreaterThan(0);
