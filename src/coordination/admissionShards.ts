@@ -19,6 +19,7 @@ import {
   type StateRecord,
 } from "../domain";
 import { cosmosStatus } from "../store/cosmosErrors";
+import { withSystemProperties } from "../store/writeEcho";
 import type { Logger } from "../telemetry/logger";
 import type { StateStore } from "../store/stateStore";
 
@@ -124,7 +125,8 @@ export class AdmissionPlaces {
             .item(read.id, read.id)
             .replace(next, { accessCondition: { type: "IfMatch", condition: read._etag } })
         : await this.container.items.create(next);
-      const written = admissionShardSchema.parse(resource);
+      // What was sent is a shard this instance made (updateShard): only the store's system properties are new.
+      const written = withSystemProperties(next, resource, `admission shard ${read.id}`);
       this.remember(read.shard, written);
       return written;
     } catch (error) {

@@ -8,6 +8,7 @@ import type { Container } from "@azure/cosmos";
 import type { Refusal, StateRecord, TransitionResult } from "../domain";
 import { cosmosStatus } from "./cosmosErrors";
 import type { RecentRecords } from "./recentRecords";
+import { withSystemProperties } from "./writeEcho";
 
 /** What happened to a transition the store was asked to apply. */
 export type StoreOutcome =
@@ -42,18 +43,9 @@ export class StateWrites {
     return { kind: "written", record: after };
   }
 
-  /**
-   * The record as this instance just wrote it. The store answers a create or replace with the document it was
-   * sent plus its system properties (`_etag`, `_ts`, ...), and what was sent is a typed record a transition made,
-   * so only those properties are taken from the answer: parsing the echo again cost more CPU than the write.
-   */
+  /** The record as this instance just wrote it (writeEcho.ts). */
   private echoed(sent: StateRecord, resource: unknown): StateRecord {
-    const system: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(resource as Record<string, unknown>))
-      if (key.startsWith("_")) system[key] = value;
-    if (typeof system._etag !== "string")
-      throw new Error(`state record ${sent.orderId}: the store's answer to a write has no _etag`);
-    return { ...sent, ...system } as StateRecord;
+    return withSystemProperties(sent, resource, `state record ${sent.orderId}`);
   }
 
   /** Creates the record, or returns the one already there (a redelivered submission). */
