@@ -8,8 +8,9 @@ import type { Telemetry } from "./telemetry";
 /**
  * Application Insights through the Azure Monitor OpenTelemetry distro: the app's spans (requests for the functions'
  * own spans, dependencies for the calls), its metrics (customMetrics), and its outgoing HTTP calls (the store, the
- * remote services, the durable client), which the distro instruments. Ingestion takes Entra ID tokens only (the component's local authentication is off), so the exporter
- * signs in as the app's identity, the one APPLICATIONINSIGHTS_AUTHENTICATION_STRING names for the host.
+ * remote services, the durable client), which the distro instruments. Ingestion takes Entra ID tokens only (the
+ * component's local authentication is off), so the exporter signs in as the app's identity, the one
+ * APPLICATIONINSIGHTS_AUTHENTICATION_STRING names for the host.
  *
  * Sampling is by trace id, at TRACE_SAMPLING_RATIO, on every instance alike: an order's trace is kept or dropped
  * whole. The distro's default is a rate limit per instance (tracesPerSecond), which would keep some spans of an
@@ -18,10 +19,10 @@ import type { Telemetry } from "./telemetry";
  * Two of the distro's instrumentations are left out, because in Azure they add envelopes and nothing to read (each
  * envelope is billed): the Azure SDKs' own spans, since the app makes a span for each send on an order's path
  * itself (with the trace context in the message) and the Service Bus SDK added a second one for every send, status
- * messages and alerts included (the store's requests are traced as HTTP); and the spans of incoming HTTP requests, since the worker serves none in Azure (the host
- * takes each request and invokes the function over its own channel, and writes the request's telemetry itself).
- * Locally the two made the devhost's work (its Service Bus receivers and settlements, its HTTP server) look like
- * the app's. Outgoing HTTP (the store, the remote services, the durable client) is still traced.
+ * messages and alerts included (the store's requests are traced as HTTP); and the spans of incoming HTTP requests,
+ * since the worker serves none in Azure (the host takes each request, invokes the function over its own channel,
+ * and writes the request's telemetry itself). Locally the two made the devhost's work (its Service Bus receivers
+ * and settlements, its HTTP server) look like the app's.
  */
 export function startAzureMonitor(
   azure: NonNullable<TelemetryConfig["azureMonitor"]>,
