@@ -24,6 +24,8 @@ import { waitAllProcessed, warmUp } from "./ordersThrough";
 /** Longer than the exporter's batch delay (the OpenTelemetry batch span processor's 5 s): the last batch is sent. */
 const EXPORT_WAIT_MS = 8_000;
 const ORDER_PREFIX = "TELEMETRY";
+/** Envelope names listed one by one when they come at least this often per order. */
+const MIN_NAMED_PER_ORDER = 0.1;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -42,6 +44,31 @@ export function orderTraceEnvelopes<T extends { envelope: Envelope }>(
     if (orderId && trace && isMeasuredOrder(orderId)) traces.add(trace);
   }
   return received.filter((r) => traces.has(r.envelope.tags["ai.operation.id"] ?? ""));
+}
+
+const KIND_OF: Record<string, string> = {
+  RequestData: "request",
+  RemoteDependencyData: "dependency",
+  MetricData: "metric",
+};
+
+/**
+ * How many envelopes of each kind and name, the order ids in a name written `{orderId}`: what an order's trace is
+ * made of, so that a span made twice, or one the worker does not make in Azure, shows (the breakdown that found
+ * the Azure SDKs' second span for each send and the devhost's receivers). Most first, then by name.
+ */
+export function envelopesByName(
+  received: readonly { envelope: Envelope }[],
+  orderIds: RegExp,
+): Array<[name: string, count: number]> {
+  const counts = new Map<string, number>();
+  for (const { envelope } of received) {
+    const type = envelope.data.baseType;
+    const name = (envelope.data.baseData.name ?? "").replace(orderIds, "{orderId}");
+    const key = `${KIND_OF[type] ?? type} ${name}`.trimEnd();
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
 }
 
 /** $ per million orders for `bytesPerOrder` of envelopes, at the Log Analytics rule and price. */
@@ -120,6 +147,9 @@ export async function benchTelemetry(options: { orders: number }): Promise<Recor
       figures[`${type}.perOrder`] = perOrder(count);
       figures[`${type}.bytesPerOrder`] = Math.round(bytes / options.orders);
     }
+    // Names that come with the orders; a timer's occasional round is in the totals above.
+    for (const [name, count] of envelopesByName(during, new RegExp(`${ORDER_PREFIX}-\\d+`, "g")))
+      if (count / options.orders >= MIN_NAMED_PER_ORDER) figures[`named: ${name}`] = perOrder(count);
     return figures;
   } finally {
     await app.stop();

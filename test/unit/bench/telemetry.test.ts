@@ -1,6 +1,6 @@
 // The telemetry benchmark's arithmetic: which envelopes are an order's, and what their bytes cost.
 import { describe, expect, it } from "vitest";
-import { orderTraceEnvelopes, telemetryUsdPerMillionOrders } from "../../../bench/telemetry";
+import { envelopesByName, orderTraceEnvelopes, telemetryUsdPerMillionOrders } from "../../../bench/telemetry";
 import type { Envelope } from "../../../tools/ingestionStandIn";
 
 const envelope = (trace: string, orderId?: string): { envelope: Envelope; bytes: number } => ({
@@ -36,5 +36,34 @@ describe("what an order's envelopes cost", () => {
     // 40,000 B an order: 30,000 billed; a million orders 30 GB at $2.30.
     expect(telemetryUsdPerMillionOrders(40_000)).toBeCloseTo(69, 6);
     expect(telemetryUsdPerMillionOrders(0)).toBe(0);
+  });
+});
+
+describe("what an order's trace is made of", () => {
+  const named = (baseType: string, name?: string): { envelope: Envelope } => ({
+    envelope: {
+      name: "",
+      tags: {},
+      data: { baseType, baseData: name === undefined ? {} : { name } },
+    },
+  });
+
+  it("counts envelopes by kind and name, order ids written {orderId}, the most frequent first", () => {
+    const received = [
+      named("RemoteDependencyData", "PUT /dbs/sas/colls/state/docs/ORD-1"),
+      named("RemoteDependencyData", "PUT /dbs/sas/colls/state/docs/ORD-22"),
+      named("RequestData", "process agent-replies"),
+      named("RemoteDependencyData", "send agent-replies"),
+      named("RemoteDependencyData", "PUT /dbs/sas/colls/state/docs/ORD-1"),
+      named("RequestData"),
+      named("MetricData"),
+    ];
+    expect(envelopesByName(received, /ORD-\d+/g)).toEqual([
+      ["dependency PUT /dbs/sas/colls/state/docs/{orderId}", 3],
+      ["dependency send agent-replies", 1],
+      ["metric", 1],
+      ["request", 1],
+      ["request process agent-replies", 1],
+    ]);
   });
 });
