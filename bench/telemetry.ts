@@ -115,8 +115,8 @@ export async function benchTelemetry(options: { orders: number }): Promise<Recor
     await sleep(EXPORT_WAIT_MS);
     await app.stop();
 
-    // Everything the app sent while the orders went through: their traces, and what is not in them (the Service
-    // Bus SDK's own receive spans start traces of their own; the timers' rounds; the metrics).
+    // Everything the app sent while the orders went through: their traces, and what is not in them (the timers'
+    // rounds, the metrics).
     const during = standIn.received.slice(from);
     const ofOrders = orderTraceEnvelopes(during, (id) => measured.has(id));
     if (ofOrders.length === 0)
