@@ -108,7 +108,7 @@ export const COSMOS_RULES = {
     unit: "× the manual rate per 100 RU/s, for autoscale throughput (single write region), billed on the highest RU/s of each hour",
     basis: "documented",
     source: COSMOS_AUTOSCALE,
-    note: "autoscale is what the template's COSMOS_CAPACITY_MODE=Provisioned creates (shared by the database's containers)",
+    note: "autoscale is what the template creates unless COSMOS_CAPACITY_MODE=Serverless (shared by the database's containers)",
   },
   autoscaleFloorShare: {
     value: 0.1,

@@ -5,6 +5,7 @@
  */
 import { COSMOS_RULES as C, ORDER_RATES, PRICES as P, SERVICE_RULES as S, type Rate } from "./azureRates";
 import type { DurableProfile, OrderProfile, StoreKindProfile } from "./orderProfile";
+import type { CosmosCapacityMode } from "./shippedInfra";
 
 const KB = 1024;
 const value = (rate: Rate): number => {
@@ -159,11 +160,15 @@ export interface OrderCost {
     flexConsumption: number;
     /** Autoscale throughput (COSMOS_CAPACITY_MODE=Provisioned) busy all hour at the order rate. */
     cosmosAutoscale: number;
-    /** Serverless Cosmos DB + Service Bus Standard + the Azure Storage backend + Flex Consumption: the defaults. */
-    shippedDefaults: number;
-    /** The shipped defaults with COSMOS_CAPACITY_MODE=Provisioned: autoscale in place of serverless. */
+    /** Autoscale Cosmos DB + Service Bus Standard + the Azure Storage backend + Flex Consumption. */
     withAutoscale: number;
+    /** The same with serverless Cosmos DB (COSMOS_CAPACITY_MODE=Serverless). */
+    withServerless: number;
+    /** One of the two: the mode infra/main.bicep deploys when nobody chooses one. */
+    shippedDefaults: number;
   };
+  /** The Cosmos DB capacity mode of the shipped defaults. */
+  shippedCosmosCapacityMode: CosmosCapacityMode;
   /** What autoscale costs when it is not busy, and where it starts to cost less than serverless. */
   autoscale: {
     /** The least it bills, every hour, at the smallest maximum (COSMOS_RULES.autoscaleSmallestMaximum). */
@@ -181,7 +186,11 @@ const MILLION = 1_000_000;
 const HOURS_PER_MONTH = 730;
 const price = (rate: Rate): number | null => rate.value;
 
-export function orderCost(profile: OrderProfile, rates: readonly number[] = ORDER_RATES): OrderCost {
+export function orderCost(
+  profile: OrderProfile,
+  shippedCosmosCapacityMode: CosmosCapacityMode,
+  rates: readonly number[] = ORDER_RATES,
+): OrderCost {
   const lines = ruLines(profile.store);
   const ruPerOrder = lines.reduce((sum, l) => sum + l.ruPerOrder, 0);
   const ruPerOrderByContainer: Record<string, number> = {};
@@ -248,9 +257,12 @@ export function orderCost(profile: OrderProfile, rates: readonly number[] = ORDE
     flexGbSecondsPerOrder: gbs,
     usdPerMillionOrders: {
       ...usd,
-      shippedDefaults: usd.cosmosServerless + rest,
       withAutoscale: usd.cosmosAutoscale + rest,
+      withServerless: usd.cosmosServerless + rest,
+      shippedDefaults:
+        (shippedCosmosCapacityMode === "Provisioned" ? usd.cosmosAutoscale : usd.cosmosServerless) + rest,
     },
+    shippedCosmosCapacityMode,
     autoscale: {
       floorUsdPerMonth: floorUsdPerHour * HOURS_PER_MONTH,
       serverlessBreakEvenOrdersPerDay: (floorUsdPerHour * 24) / serverlessUsdPerOrder,

@@ -7,6 +7,7 @@
 import { COSMOS_RULES, LOOKED_UP, PRICES, SERVICE_RULES, type Rate } from "./azureRates";
 import { orderCost, type OrderCost } from "./costModel";
 import type { OrderProfile } from "./orderProfile";
+import { SHIPPED_COSMOS_CAPACITY_MODE } from "./shippedInfra";
 
 /**
  * Per-order counts by name, the services' own queues (`<service>-requests`) or functions (`<service>Agent`) added
@@ -38,7 +39,11 @@ export interface CostEntry extends OrderCost {
 }
 
 export function costEntry(profile: OrderProfile, measuredAt: Date): CostEntry {
-  return { measuredOrderProfile: profile, measuredAt: measuredAt.toISOString(), ...orderCost(profile) };
+  return {
+    measuredOrderProfile: profile,
+    measuredAt: measuredAt.toISOString(),
+    ...orderCost(profile, SHIPPED_COSMOS_CAPACITY_MODE),
+  };
 }
 
 /** The profile to render: the full run's if there is one, else the `--small` run's, saying which. */
@@ -64,10 +69,35 @@ const table = (head: string[], rows: string[][]) =>
 const rateValue = (r: Rate) => (r.value === null ? "—" : num(r.value, 6));
 const link = (source: string) => source.replace(/(https:\/\/\S+)/g, "<$1>");
 
+const otherMode = (c: OrderCost) =>
+  c.shippedCosmosCapacityMode === "Provisioned" ? "Serverless" : "Provisioned";
+
+/**
+ * The sum at the shipped defaults, and the same with the other Cosmos DB capacity mode: busy all hour, autoscale
+ * costs less; below the break-even, serverless does.
+ */
+function shippedAndOtherRows(c: OrderCost): string[][] {
+  const usdOf = c.usdPerMillionOrders;
+  const breakEven = `below about ${num(c.autoscale.serverlessBreakEvenOrdersPerDay, 0)} orders a day, serverless costs less than autoscale's floor`;
+  const autoscale = c.shippedCosmosCapacityMode === "Provisioned";
+  return [
+    [
+      `**The shipped defaults** (${autoscale ? "autoscale" : "serverless"}, Standard, Azure Storage backend, Flex)`,
+      `**${usd(usdOf.shippedDefaults)}**`,
+      autoscale ? `the sum of those four, busy all hour; ${breakEven}` : "the sum of those four",
+    ],
+    [
+      `**The same with \`COSMOS_CAPACITY_MODE=${otherMode(c)}\`** (${autoscale ? "serverless for autoscale" : "autoscale for serverless"})`,
+      `**${usd(autoscale ? usdOf.withServerless : usdOf.withAutoscale)}**`,
+      autoscale ? "per request unit, nothing when idle" : `busy all hour; ${breakEven}`,
+    ],
+  ];
+}
+
 /** The section's body (between the markers of `cost` in docs/benchmarks.md). */
 export function renderCostSection(entry: CostEntry, small: boolean): string {
   const p = entry.measuredOrderProfile;
-  const c = orderCost(p);
+  const c = orderCost(p, SHIPPED_COSMOS_CAPACITY_MODE);
   const date = entry.measuredAt.slice(0, 10);
   const by = c.ruPerOrderByContainer;
   const out: string[] = [];
@@ -224,17 +254,7 @@ export function renderCostSection(entry: CostEntry, small: boolean): string {
           usd(c.usdPerMillionOrders.flexConsumption),
           `${num(c.functionExecutionsPerOrder)} executions and ${num(c.flexGbSecondsPerOrder, 3)} GB-s × 1 M`,
         ],
-        [
-          "**The shipped defaults** (serverless, Standard, Azure Storage backend, Flex)",
-          `**${usd(c.usdPerMillionOrders.shippedDefaults)}**`,
-          "the sum of those four",
-        ],
-        [
-          "**The same with `COSMOS_CAPACITY_MODE=Provisioned`** (autoscale for serverless)",
-          `**${usd(c.usdPerMillionOrders.withAutoscale)}**`,
-          `busy all hour; below about ${num(c.autoscale.serverlessBreakEvenOrdersPerDay, 0)} orders a day, ` +
-            "serverless costs less than autoscale's floor",
-        ],
+        ...shippedAndOtherRows(c),
       ],
     ),
     "",
@@ -287,8 +307,18 @@ export function costTableRows(c: OrderCost): string[][] {
     ["Azure Storage transactions per order", num(c.storageTransactionsPerOrder, 0)],
     ["function executions per order", num(c.functionExecutionsPerOrder)],
     ["Flex GB-s per order", num(c.flexGbSecondsPerOrder, 3)],
-    ["$ per million orders, shipped defaults", usd(c.usdPerMillionOrders.shippedDefaults)],
-    ["$ per million orders, COSMOS_CAPACITY_MODE=Provisioned", usd(c.usdPerMillionOrders.withAutoscale)],
+    [
+      `$ per million orders, shipped defaults (${c.shippedCosmosCapacityMode === "Provisioned" ? "autoscale" : "serverless"})`,
+      usd(c.usdPerMillionOrders.shippedDefaults),
+    ],
+    [
+      `$ per million orders, COSMOS_CAPACITY_MODE=${otherMode(c)}`,
+      usd(
+        c.shippedCosmosCapacityMode === "Provisioned"
+          ? c.usdPerMillionOrders.withServerless
+          : c.usdPerMillionOrders.withAutoscale,
+      ),
+    ],
   ];
   for (const r of c.atRates)
     rows.push([`RU/s to provision at ${num(r.ordersPerSec, 0)} orders/s`, num(r.provisionedRuPerSec, 0)]);

@@ -149,8 +149,9 @@ export function describeWithBicep(title: string, body: () => void): void {
 
 /**
  * The parameter sets evaluated with `bicep snapshot`: operators signing in (and a developer with data access), no
- * sign-in set up, the Durable Task Scheduler backend with one service's URL set, and a staging environment with
- * chaos on, whose appSettingOverrides try to change the chaos settings.
+ * sign-in set up, the other capacity choices (the Durable Task Scheduler backend and serverless Cosmos DB) with one
+ * service's URL set, and a staging environment with chaos on, whose appSettingOverrides try to change the chaos
+ * settings.
  */
 const firstService = processServices[0]!.name;
 const firstServiceUrl = `https://${firstService}.contoso.example`;
@@ -161,6 +162,8 @@ export interface Deployment {
   operatorAppClientId?: string;
   /** The Durable Task Scheduler backend, rather than Azure Storage. */
   scheduler: boolean;
+  /** Serverless Cosmos DB, rather than the default autoscale throughput. */
+  serverless?: boolean;
   /** A staging environment with chaos on. */
   chaos: boolean;
   /** The remoteServicesUrl and serviceUrlList parameters, when set. */
@@ -183,10 +186,12 @@ export const DEPLOYMENTS: Record<DeploymentName, Deployment> = {
   // Where the services are set: the base URL, and one service elsewhere.
   "with-scheduler": {
     scheduler: true,
+    serverless: true,
     chaos: false,
     serviceUrls: { remoteServicesUrl: servicesUrl, serviceUrlList: `${firstService}=${firstServiceUrl}` },
     params: [
       "param durableBackend = 'DurableTaskScheduler'",
+      "param cosmosCapacityMode = 'Serverless'",
       `param remoteServicesUrl = '${servicesUrl}'`,
       `param serviceUrlList = '${firstService}=${firstServiceUrl}'`,
     ],

@@ -120,7 +120,7 @@ describe("the other services' units", () => {
 });
 
 describe("orderCost", () => {
-  const cost = orderCost(profile, [100, 1_000]);
+  const cost = orderCost(profile, "Provisioned", [100, 1_000]);
 
   it("adds the request units of every kind, by container", () => {
     expect(cost.ruPerOrder).toBeCloseTo(100, 10);
@@ -139,7 +139,15 @@ describe("orderCost", () => {
     expect(usd.azureStorageBackend).toBeCloseTo(27.6, 10);
     expect(usd.flexConsumption).toBeCloseTo(8 + 2.6, 10);
     expect(usd.durableTaskScheduler).toBeNull();
-    expect(usd.shippedDefaults).toBeCloseTo(25 + 22.4 + 27.6 + 10.6, 10);
+    expect(usd.withServerless).toBeCloseTo(25 + 22.4 + 27.6 + 10.6, 10);
+  });
+
+  it("prices the shipped defaults with the capacity mode the template deploys", () => {
+    expect(cost.usdPerMillionOrders.shippedDefaults).toBe(cost.usdPerMillionOrders.withAutoscale);
+    const serverless = orderCost(profile, "Serverless", [100]);
+    expect(serverless.usdPerMillionOrders.shippedDefaults).toBe(
+      serverless.usdPerMillionOrders.withServerless,
+    );
   });
 
   it("prices autoscale (COSMOS_CAPACITY_MODE=Provisioned) at 1.5 × the manual rate, and its idle floor", () => {
