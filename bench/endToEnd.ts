@@ -69,6 +69,11 @@ export interface EndToEndFigures {
   storeQueriesPerOrder: number;
   /** CPU time of the app's process (user + system) per order during the measured run; NaN without /proc. */
   appCpuMsPerOrder: number;
+  /**
+   * The benchmark's own process (the emulators, the remote services, the load and its watcher) over the same
+   * window: on two cores it competes with the app for the second one, so a heavier watcher slows the app's run.
+   */
+  benchCpuMsPerOrder: number;
   messagesPerOrder: number;
   deliveriesPerOrder: number;
   storeConditionalReplacesPerSec: number;
@@ -105,6 +110,7 @@ export async function benchEndToEnd(
     bus.reset();
     const logOffset = fs.statSync(app.logFile).size;
     const cpuBefore = processCpuMs(app.pid);
+    const ownCpuBefore = process.cpuUsage();
     const accepted = await submitAll(target, orders, { concurrency: 16 });
     // Each processed order has sent its submitter STATUSES_PER_ORDER status messages, as the shape's orders do.
     const statusesSent = () => bus.counts().sentByQueue[DEFAULT_SAMPLE_REPLY_TO] ?? 0;
@@ -115,6 +121,8 @@ export async function benchEndToEnd(
     );
     const storeRequests = store.count;
     const cpuAfter = processCpuMs(app.pid);
+    const ownCpu = process.cpuUsage(ownCpuBefore);
+    const benchCpuMsPerOrder = (ownCpu.user + ownCpu.system) / 1000 / options.orders;
     const appCpuMsPerOrder =
       cpuBefore !== undefined && cpuAfter !== undefined ? (cpuAfter - cpuBefore) / options.orders : NaN;
     const perOrder = (match: (kind: string) => boolean) =>
@@ -152,6 +160,7 @@ export async function benchEndToEnd(
       storeWritesPerOrder: round(perOrder((k) => /^(PUT|DELETE) doc|^POST docs/.test(k))),
       storeQueriesPerOrder: round(perOrder((k) => k.startsWith("POST query"))),
       appCpuMsPerOrder: round(appCpuMsPerOrder),
+      benchCpuMsPerOrder: round(benchCpuMsPerOrder),
       messagesPerOrder: round(messagesPerOrder),
       deliveriesPerOrder: round(busCounts.deliveries / options.orders),
       storeConditionalReplacesPerSec: storeCeiling,
