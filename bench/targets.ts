@@ -23,11 +23,6 @@ export const TARGETS = {
   drainOfEndToEnd: 0.8,
 } as const;
 
-/**
- * The benchmarks' targets (docs/benchmarks.md), checked against this run's figures (or the kept ones of a benchmark
- * that did not run): met or not, with the figures they compare. The steady load's latencies and what an order's
- * traces would cost in Application Insights are reported beside them, held to no target.
- */
 /** How the shipped Cosmos DB mode was priced; entries kept from before the mode was recorded say nothing. */
 const modeNote = (mode: CostEntry["shippedCosmosCapacityMode"] | undefined): string =>
   mode === "Provisioned"
@@ -36,6 +31,11 @@ const modeNote = (mode: CostEntry["shippedCosmosCapacityMode"] | undefined): str
       ? " (Cosmos DB serverless)"
       : "";
 
+/**
+ * The benchmarks' targets (docs/benchmarks.md), checked against this run's figures (or the kept ones of a benchmark
+ * that did not run): met or not, with the figures they compare. The steady load's latencies and what an order's
+ * traces would cost in Application Insights are reported beside them, held to no target.
+ */
 export function targets(results: Results, cost: CostEntry | undefined): TargetRow[] {
   const rows: TargetRow[] = [];
   const e2e = results.endToEnd;

@@ -51,8 +51,9 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2025-04-15' = {
     }
     capabilities: isServerless ? [{ name: 'EnableServerless' }] : []
     // Provisioned throughput may then spend what a partition left unused in the last five minutes, up to
-    // 3,000 RU/s, before it answers 429: a burst of orders above the autoscale maximum is served, not throttled,
-    // at no charge. Serverless has no such thing.
+    // 3,000 RU/s, before it answers 429: a short burst of orders above the autoscale maximum may be served
+    // rather than throttled, at no charge (not guaranteed: Azure may spend it on maintenance). Serverless has
+    // no such thing.
     enableBurstCapacity: !isServerless
     disableLocalAuth: true
     disableKeyBasedMetadataWriteAccess: true
