@@ -1,12 +1,10 @@
-import fs from "node:fs";
-import path from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   bicepStringDefault,
   cosmosCapacityModeOf,
   SHIPPED_COSMOS_CAPACITY_MODE,
 } from "../../../bench/shippedInfra";
-import { repositoryRoot } from "../../../tools/repository";
+import { readJson } from "../../support/infra";
 
 describe("the shipped defaults the cost is worked out for", () => {
   it("reads a string parameter's default from Bicep text", () => {
@@ -20,9 +18,9 @@ describe("the shipped defaults the cost is worked out for", () => {
   });
 
   it("is the mode azd deploys when COSMOS_CAPACITY_MODE is not set", () => {
-    const parameters = JSON.parse(
-      fs.readFileSync(path.join(repositoryRoot(__dirname), "infra", "main.parameters.json"), "utf8"),
-    ) as { parameters: Record<string, { value: string }> };
+    const parameters = readJson<{ parameters: Record<string, { value: string }> }>(
+      "infra/main.parameters.json",
+    );
     expect(parameters.parameters.cosmosCapacityMode?.value).toBe(
       `\${COSMOS_CAPACITY_MODE=${SHIPPED_COSMOS_CAPACITY_MODE}}`,
     );
