@@ -71,7 +71,7 @@ export interface EndToEndFigures {
   appCpuMsPerOrder: number;
   /**
    * The benchmark's own process (the emulators, the remote services, the load and its watcher) over the same
-   * window: on two cores it competes with the app for the second one, so a heavier watcher slows the app's run.
+   * window: on two cores it competes with the app, and the app's load makes its work dearer (docs/benchmarks.md).
    */
   benchCpuMsPerOrder: number;
   messagesPerOrder: number;

@@ -54,7 +54,7 @@ describeWithBicep("Cosmos DB's capacity mode", () => {
       expect(database.options?.autoscaleSettings).toBeUndefined();
     } else {
       expect(capabilities).not.toContain("EnableServerless");
-      // Spending a partition's unused throughput serves a burst above the maximum instead of answering 429.
+      // A partition may then spend throughput it left unused on a burst above the maximum, before answering 429.
       expect(account.enableBurstCapacity).toBe(true);
       expect(database.options?.autoscaleSettings?.maxThroughput).toBe(1000);
     }
