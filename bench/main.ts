@@ -43,9 +43,10 @@ interface NamedBenchmark {
  * Pairs of the app's and the shape's runs a full run measures (the first is endToEnd's and orderShape's own), each
  * of as many orders as those: the app's rate includes its admission's ramp and tail, which weigh more in a short run.
  * Every other pair runs the shape first: a machine that speeds up or slows down through the pairs then favours
- * neither side of the median.
+ * neither side of the median. Five: one pair's ratio moved between 0.74 and 0.85 within an hour of 2026-12-04
+ * (once to 0.59, the machine slow for a minute), and the median of three from 0.75 to 0.89 from run to run.
  */
-const SHAPE_PAIRS = { full: 3, orders: 1_000 };
+const SHAPE_PAIRS = { full: 5, orders: 1_000 };
 
 /** Orders of the unmeasured end-to-end run that warms the benchmark's process up before a full run measures. */
 const WARM_UP_ORDERS = 300;

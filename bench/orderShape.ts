@@ -31,6 +31,7 @@ import { callsPerOrder } from "./sdkCost";
 import type { Order } from "../src/domain/order";
 import { sampleOrders } from "../tools/sampleOrders";
 import {
+  CLAIM_QUERY_KIND,
   DOCUMENT_KINDS,
   PAYLOADS_FILE_SETTING,
   REMOTE_URL_SETTING,
@@ -120,9 +121,9 @@ export function hopMismatches(shape: Hops, order: Hops): string[] {
 
 /**
  * What the shape carries: the real order's documents and messages as the end-to-end run sampled them (its order
- * profile's payloads), one of each kind the shape writes or sends.
+ * profile's payloads), one of each kind the shape writes or sends, and the claim queries its orders came with.
  */
-export function shapePayloads(profile: Pick<OrderProfile, "payloads">): ShapePayloads {
+export function shapePayloads(profile: Pick<OrderProfile, "payloads" | "store">): ShapePayloads {
   const missing = (what: string) =>
     new Error(`the order profile has no sampled ${what}: run endToEnd again (npm run bench)`);
   const sampled = profile.payloads;
@@ -139,7 +140,8 @@ export function shapePayloads(profile: Pick<OrderProfile, "payloads">): ShapePay
     if (!message) throw missing(`message of ${queue}`);
     messages[queue] = message;
   }
-  return { documents, messages };
+  const claimQueriesPerOrder = profile.store.find((s) => s.kind === CLAIM_QUERY_KIND)?.perOrder ?? 0;
+  return { documents, messages, claimQueriesPerOrder };
 }
 
 /** How far the shape's mean sizes may stray from the order's: its ids differ, and a sample is not the mean. */

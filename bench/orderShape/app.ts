@@ -8,15 +8,15 @@
  * file, since its parts are one fixture.
  *
  * Per order, as the real app's order profile shows it: the front door's POST, which records the submission (the
- * order document and the state record created) and admits the order (a place taken in an admission shard, the
- * claim's replace of the record, the first step's request and one durable start); an orchestration that waits for
- * the order's end, raced against one durable timer that is then cancelled; one request per step to its service's
- * agent (one agent per service, one remote call and one reply per request, and the read of the service's breaker
- * record that comes with time); one reply delivery per step that
- * records the answer (a replace of the record) and sends the next step's request (or the end's status), the last
- * one raising the end's event; and STATUSES_PER_ORDER status messages that nobody receives. Every replace is
- * conditional on the etag the last write returned, as the real app's are. The steps and their services are the declared
- * process's (src/domain/process.ts): in the sample, three agents and five statuses, and no activity.
+ * order document and the state record created) and admits the order (its share of a claim round's query, a place
+ * taken in an admission shard, the claim's replace of the record, the first step's request and one durable
+ * start); an orchestration that waits for the order's end, raced against one durable timer that is then
+ * cancelled; one request per step to its service's agent (one agent per service, one remote call and one reply
+ * per request, and the read of the service's breaker record that comes with time); one reply delivery per step
+ * that records the answer (a replace of the record) and sends the next step's request (or the end's status), the
+ * last one raising the end's event; and STATUSES_PER_ORDER status messages that nobody receives. Every replace is
+ * conditional on the etag the last write returned, as the real app's are. The steps and their services are the
+ * declared process's (src/domain/process.ts): in the sample, three agents and five statuses, and no activity.
  */
 import fs from "node:fs";
 import { app, type HttpRequest, type HttpResponseInit, type InvocationContext } from "@azure/functions";
@@ -26,11 +26,13 @@ import { ServiceBusClient, type ServiceBusSender } from "@azure/service-bus";
 import { CosmosClient } from "@azure/cosmos";
 
 import { parseCosmos } from "../../src/app/connectionStrings";
+import { ADMISSION } from "../../src/domain/admission";
 import { breakerRecordId } from "../../src/domain/breaker";
 import { agentRequestQueue } from "../../src/domain/services";
 import type { AgentName } from "../../src/domain/workflow";
 import { BREAKER_CACHE_MS } from "../../src/remote/sharedBreaker";
 import { CONTAINERS } from "../../src/store/cosmos";
+import { claimableQuery } from "../../src/store/stateQueries";
 import {
   PAYLOADS_FILE_SETTING,
   REMOTE_URL_SETTING,
@@ -141,6 +143,22 @@ async function takePlace(): Promise<void> {
   freeShards.push({ id: shard.id, etag: resource!._etag });
 }
 
+/**
+ * The claim rounds' queries: the real front door's claim round asks the state container for due records (and the
+ * SDK first for the query's plan) once for however many orders it then admits, so the shape queries as often per
+ * order as the end-to-end run's orders did, for as many records as a round may claim.
+ */
+let claimQueriesOwed = 0;
+
+async function claimRoundQuery(): Promise<void> {
+  claimQueriesOwed += payloads.claimQueriesPerOrder;
+  if (claimQueriesOwed < 1) return;
+  claimQueriesOwed -= 1;
+  await containers.state.items
+    .query(claimableQuery(new Date()), { maxItemCount: ADMISSION.claimsPerRound })
+    .fetchNext();
+}
+
 /** The queue's real message, with this hop's message id and order id, its other properties as the real one's. */
 async function send(queue: string, hop: Hop): Promise<void> {
   const real = payloads.messages[queue]!;
@@ -167,6 +185,7 @@ app.http("shapeSubmit", {
     await containers.orders.items.create(documentOf(orderId, "order"));
     const { resource } = await containers.state.items.create(documentOf(orderId, "stateCreated"));
     stateEtags.set(orderId, resource!._etag);
+    await claimRoundQuery();
     await takePlace();
     await replaceState(orderId);
     const hop: Hop = { orderId, instanceId: `${orderId}:1`, step: 0, kind: "submitted" };

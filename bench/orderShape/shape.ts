@@ -36,6 +36,9 @@ export const DOCUMENT_KINDS = {
 } as const;
 export type ShapeDocumentKind = keyof typeof DOCUMENT_KINDS;
 
+/** The request kind of the starter's claim queries (bench/instrument.ts requestKind). */
+export const CLAIM_QUERY_KIND = "POST query state";
+
 /**
  * What the shape carries in place of its own filler: a real document of each kind and a real message of each queue
  * (body and properties), as the end-to-end run sampled them, each of about the mean size of its kind. Encoding,
@@ -44,4 +47,9 @@ export type ShapeDocumentKind = keyof typeof DOCUMENT_KINDS;
 export interface ShapePayloads {
   documents: Record<ShapeDocumentKind, Record<string, unknown>>;
   messages: Record<string, SampleMessage>;
+  /**
+   * The claim queries an order came with in the end-to-end run: a claim round queries the state container for due
+   * records once for however many orders it admits, so an order costs a share of a query (and of its query plan).
+   */
+  claimQueriesPerOrder: number;
 }

@@ -96,6 +96,14 @@ function filterClause(
 const inParameters = (states: readonly ProcessState[]): SqlParameter[] =>
   states.map((value, i) => ({ name: `@state${i}`, value }));
 
+/** The starter's query for due, unlocked records at `now`, with its parameters (also what bench/orderShape makes). */
+export function claimableQuery(now: Date): { query: string; parameters: SqlParameter[] } {
+  return {
+    query: STATE_QUERIES.claimable,
+    parameters: [...inParameters(CLAIMABLE_STATES), { name: "@now", value: now.toISOString() }],
+  };
+}
+
 /** The queries of the state store (StateStore hands these on unchanged). */
 export class StateQueries {
   constructor(private readonly container: Container) {}
@@ -132,12 +140,8 @@ export class StateQueries {
 
   /** Due, unlocked records for the starter to claim: compensations first, then oldest first. */
   findClaimable(now: Date, limit: number): Promise<Page<StateRecord>> {
-    return this.page(
-      STATE_QUERIES.claimable,
-      [...inParameters(CLAIMABLE_STATES), { name: "@now", value: now.toISOString() }],
-      limit,
-      undefined,
-    );
+    const { query, parameters } = claimableQuery(now);
+    return this.page(query, parameters, limit, undefined);
   }
 
   /**

@@ -86,7 +86,7 @@ describe("the shape's payloads", () => {
   );
 
   it("are the sampled documents it writes and the sampled messages of each queue it sends to", () => {
-    const payloads = shapePayloads({ payloads: { documents, messages } });
+    const payloads = shapePayloads({ payloads: { documents, messages }, store: [] });
     expect(payloads.documents).toEqual({
       order: documents["POST docs orders"],
       stateCreated: documents["POST docs state"],
@@ -97,14 +97,19 @@ describe("the shape's payloads", () => {
     expect(payloads.messages[STATUS_QUEUE]).toEqual(messages[STATUS_QUEUE]);
   });
 
+  it("come with the claim rounds' queries per order that the real order's profile shows, or none", () => {
+    expect(shapePayloads({ ...profile, payloads: { documents, messages } }).claimQueriesPerOrder).toBe(0.23);
+    expect(shapePayloads({ payloads: { documents, messages }, store: [] }).claimQueriesPerOrder).toBe(0);
+  });
+
   it("cannot be taken from a profile that sampled none, or not one the shape needs", () => {
-    expect(() => shapePayloads({})).toThrow(/no sampled payloads: run endToEnd again/);
+    expect(() => shapePayloads({ store: [] })).toThrow(/no sampled payloads: run endToEnd again/);
     const { "PUT doc leases": _leases, ...noShard } = documents;
-    expect(() => shapePayloads({ payloads: { documents: noShard, messages } })).toThrow(
+    expect(() => shapePayloads({ payloads: { documents: noShard, messages }, store: [] })).toThrow(
       /no sampled document of PUT doc leases/,
     );
     const { [STATUS_QUEUE]: _status, ...noStatus } = messages;
-    expect(() => shapePayloads({ payloads: { documents, messages: noStatus } })).toThrow(
+    expect(() => shapePayloads({ payloads: { documents, messages: noStatus }, store: [] })).toThrow(
       new RegExp(`no sampled message of ${STATUS_QUEUE}`),
     );
   });
