@@ -25,7 +25,7 @@ import {
   countServiceBus,
   cpuProfileOptions,
   functionExecutions,
-  processCpuMs,
+  cpuMeter,
 } from "./instrument";
 import {
   busProfile,
@@ -109,8 +109,7 @@ export async function benchEndToEnd(
     store.reset();
     bus.reset();
     const logOffset = fs.statSync(app.logFile).size;
-    const cpuBefore = processCpuMs(app.pid);
-    const ownCpuBefore = process.cpuUsage();
+    const cpu = cpuMeter(app.pid);
     const accepted = await submitAll(target, orders, { concurrency: 16 });
     // Each processed order has sent its submitter STATUSES_PER_ORDER status messages, as the shape's orders do.
     const statusesSent = () => bus.counts().sentByQueue[DEFAULT_SAMPLE_REPLY_TO] ?? 0;
@@ -120,11 +119,7 @@ export async function benchEndToEnd(
       { through: () => statusesSent() >= options.orders * STATUSES_PER_ORDER },
     );
     const storeRequests = store.count;
-    const cpuAfter = processCpuMs(app.pid);
-    const ownCpu = process.cpuUsage(ownCpuBefore);
-    const benchCpuMsPerOrder = (ownCpu.user + ownCpu.system) / 1000 / options.orders;
-    const appCpuMsPerOrder =
-      cpuBefore !== undefined && cpuAfter !== undefined ? (cpuAfter - cpuBefore) / options.orders : NaN;
+    const { app: appCpuMsPerOrder, bench: benchCpuMsPerOrder } = cpu.perOrder(options.orders);
     const perOrder = (match: (kind: string) => boolean) =>
       [...store.byKind].filter(([kind]) => match(kind)).reduce((sum, [, n]) => sum + n, 0) / options.orders;
     const busCounts = bus.counts();

@@ -323,7 +323,7 @@ const USER_HZ = 100;
  * CPU time a process has used so far (user + system), in ms, from /proc/<pid>/stat; undefined where there is no
  * /proc (not Linux) or the process is gone.
  */
-export function processCpuMs(pid: number | undefined): number | undefined {
+function processCpuMs(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -335,4 +335,32 @@ export function processCpuMs(pid: number | undefined): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** CPU per order over one measured stretch: the app's process (from /proc) and the benchmark's own. */
+export interface CpuPerOrder {
+  /** The app's process, in ms an order; NaN where /proc cannot say. */
+  app: number;
+  /** The benchmark's own process (the emulators, the remote services, the load and its watcher), in ms an order. */
+  bench: number;
+}
+
+/**
+ * Starts measuring the CPU of the app's process `appPid` and of this one; `perOrder(orders)` at the end of the
+ * stretch divides what each used by the orders. One meter for every run that reports both, so that both sides of
+ * a comparison are measured over the same kind of window.
+ */
+export function cpuMeter(appPid: number | undefined): { perOrder(orders: number): CpuPerOrder } {
+  const appBefore = processCpuMs(appPid);
+  const ownBefore = process.cpuUsage();
+  return {
+    perOrder(orders) {
+      const appAfter = processCpuMs(appPid);
+      const own = process.cpuUsage(ownBefore);
+      return {
+        app: appBefore !== undefined && appAfter !== undefined ? (appAfter - appBefore) / orders : NaN,
+        bench: (own.user + own.system) / 1000 / orders,
+      };
+    },
+  };
 }

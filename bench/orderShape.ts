@@ -17,7 +17,7 @@ import {
   countServiceBus,
   cpuProfileOptions,
   functionExecutions,
-  processCpuMs,
+  cpuMeter,
   StoreRequestCounter,
 } from "./instrument";
 import {
@@ -279,14 +279,12 @@ export async function benchOrderShape(options: OrderShapeOptions): Promise<Recor
     store.reset();
     const callsBefore = remote.calls();
     const logOffset = fs.statSync(app.logFile).size;
-    const cpuBefore = processCpuMs(app.pid);
-    const ownCpuBefore = process.cpuUsage();
+    const cpu = cpuMeter(app.pid);
     const started = Date.now();
     await postAll(app.url, orders);
     await through(options.orders);
     const seconds = (Date.now() - started) / 1000;
-    const cpuAfter = processCpuMs(app.pid);
-    const ownCpu = process.cpuUsage(ownCpuBefore);
+    const { app: shapeCpu, bench: benchCpu } = cpu.perOrder(options.orders);
     const sent = bus.counts();
     const remoteCalls = (remote.calls() - callsBefore) / options.orders;
     await app.stop();
@@ -296,8 +294,6 @@ export async function benchOrderShape(options: OrderShapeOptions): Promise<Recor
       tallyTaskHub(path.join(dataDir, settings.TASK_HUB_NAME ?? "")),
       new Set(orderIds),
     );
-    const shapeCpu =
-      cpuBefore !== undefined && cpuAfter !== undefined ? (cpuAfter - cpuBefore) / options.orders : NaN;
     const measured = {
       bus: busProfile(sent, options.orders),
       durable,
@@ -332,7 +328,7 @@ export async function benchOrderShape(options: OrderShapeOptions): Promise<Recor
       appCpuMsPerOrder: round(appCpu, 1),
       appAboveShapeCpuMsPerOrder: round(appCpu - shapeCpu, 1),
       // The benchmark's own process over the window, as the end-to-end run reports it for the app's.
-      benchCpuMsPerOrder: round((ownCpu.user + ownCpu.system) / 1000 / options.orders, 1),
+      benchCpuMsPerOrder: round(benchCpu, 1),
     };
   } finally {
     await app.stop();

@@ -8,6 +8,7 @@ import {
   wrap,
 } from "cockatiel";
 import { AGENT_BACKOFF } from "../domain";
+import { abortAfter } from "../resilience/abortAfter";
 import type { CallAdmission } from "./sharedBreaker";
 import { InjectedFaultError, type ChaosInjector } from "./chaosInjector";
 import type { Logger } from "../telemetry/logger";
@@ -159,7 +160,14 @@ export class RemoteServiceClient {
         calls++;
         const attempt = calls;
         // The attempt's timeout ends the call, or the deadline when it is nearer (only then a timer of its own).
-        const cut = remaining < this.options.attemptTimeoutMs ? abortSooner(signal, remaining) : undefined;
+        const cut =
+          remaining < this.options.attemptTimeoutMs
+            ? abortAfter(
+                signal,
+                remaining,
+                () => new DOMException("the step's deadline was reached", "TimeoutError"),
+              )
+            : undefined;
         const attemptSignal = cut?.signal ?? signal;
         // One client span per call made, its context sent on as the traceparent header.
         return inSpan(
@@ -248,31 +256,6 @@ export class RemoteServiceClient {
       };
     }
   }
-}
-
-/**
- * `signal`, or an abort `ms` from now if that comes first, until `done`. Not AbortSignal.any with
- * AbortSignal.timeout: in Node.js (a known defect of AbortSignal.any) the timeout signal can be collected before it
- * fires when only the combined signal refers to it, and the call then outlives its deadline (the remote service test
- * that cuts a call at its deadline failed two runs in eight that way). Here the timer holds the controller until it
- * fires or `done` clears it.
- */
-function abortSooner(signal: AbortSignal, ms: number): { signal: AbortSignal; done(): void } {
-  const controller = new AbortController();
-  const timer = setTimeout(
-    () => controller.abort(new DOMException("the step's deadline was reached", "TimeoutError")),
-    ms,
-  );
-  const forward = () => controller.abort(signal.reason);
-  if (signal.aborted) forward();
-  else signal.addEventListener("abort", forward, { once: true });
-  return {
-    signal: controller.signal,
-    done: () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", forward);
-    },
-  };
 }
 
 function describeTransient(error: unknown): { code: string; message: string } {

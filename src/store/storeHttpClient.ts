@@ -5,6 +5,7 @@ import {
   type PipelineRequest,
   type PipelineResponse,
 } from "@azure/core-rest-pipeline";
+import { abortAfter } from "../resilience/abortAfter";
 import { NETWORK_ERROR_CODES, STORE_CALLS } from "../resilience/infraResilience";
 
 /**
@@ -93,25 +94,17 @@ export class ResilientStoreHttpClient implements HttpClient {
     request: PipelineRequest,
     outer: PipelineRequest["abortSignal"],
   ): Promise<PipelineResponse> {
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, STORE_CALLS.tryTimeoutMs);
-    const forward = () => controller.abort();
-    outer?.addEventListener("abort", forward);
+    const cut = abortAfter(outer, STORE_CALLS.tryTimeoutMs);
     const original = request.abortSignal;
-    request.abortSignal = controller.signal;
+    request.abortSignal = cut.signal;
     try {
       return await this.inner.sendRequest(request);
     } catch (error) {
-      if (timedOut && !outer?.aborted) throw new TryTimedOut(STORE_CALLS.tryTimeoutMs);
+      if (cut.timedOut()) throw new TryTimedOut(STORE_CALLS.tryTimeoutMs);
       throw error;
     } finally {
       request.abortSignal = original;
-      clearTimeout(timer);
-      outer?.removeEventListener("abort", forward);
+      cut.done();
     }
   }
 }
