@@ -100,7 +100,7 @@ const benchmarks: NamedBenchmark[] = [
       const busRoundTripPerSec = endToEnd.busRoundTripPerSec;
       let latest = profile;
       // Without this run's endToEnd before it, the first pair's app would be the process's first: warm up as a full
-      // run does (both `--only orderShape` runs of 2026-12-04's afternoon had their lowest ratio in that pair).
+      // run does (both `--only orderShape` runs of 2026-12-04's afternoon had one of their two lowest ratios there).
       if (!small && pairs.length === 0) await benchEndToEnd({ orders: WARM_UP_ORDERS, busRoundTripPerSec });
       for (let i = pairs.length; i < (small ? 1 : SHAPE_PAIRS.full); i++) {
         const runApp = async () => {
