@@ -288,6 +288,9 @@ var derivedSettings = {
   // Operators are principals of the platform's Entra ID sign-in, never a header a client writes.
   OPERATOR_AUTH: 'platform'
   AGENT_REQUEST_MAX_DELIVERY_COUNT: string(serviceBus.outputs.agentRequestMaxDeliveryCount)
+  // The host's own body limit, twice the front door's (hostRequestBodyLimit in src/config.ts): the host refuses a
+  // body declared larger before reading it; the app refuses, naming its limit, one between the two.
+  FUNCTIONS_REQUEST_BODY_SIZE_LIMIT: string(2 * int(union(tuningDefaults, appSettingOverrides).MAX_REQUEST_BYTES))
 }
 
 // Chaos in staging (docs/chaos.md, "Chaos in staging"): off unless chaosEnabled, and the app refuses to start

@@ -171,6 +171,7 @@ const SETTING_TABLE = {
    * (and it can end in Error, with an alert of its own).
    */
   outageMaxSeconds: { name: "OUTAGE_MAX_SECONDS", schema: positiveInt("seconds"), default: "3600" },
+  /** The front door's limit on a request body; the host's own is derived from it (hostRequestBodyLimit). */
   maxRequestBytes: { name: "MAX_REQUEST_BYTES", schema: positiveInt("bytes"), default: "65536" },
   statusQueuePrefix: {
     name: "STATUS_QUEUE_PREFIX",
@@ -523,6 +524,19 @@ function parseChaos(
 type Connections = Pick<AppConfig, "serviceBus" | "cosmos" | "serviceUrls"> &
   Pick<TelemetryConfig, "azureMonitor">;
 
+/** The Functions host's own limit on a request body, in bytes (its default is 100 MB). */
+export const HOST_BODY_LIMIT_SETTING = "FUNCTIONS_REQUEST_BODY_SIZE_LIMIT";
+
+/**
+ * What HOST_BODY_LIMIT_SETTING is set to: twice MAX_REQUEST_BYTES. The host refuses a body over it from its
+ * declared Content-Length, before any of it is read or the app runs, so a client declaring 50 MB uploads nothing;
+ * a body between the two limits is read and refused by the app, with a 413 that says which limit it passed.
+ * local.settings.sample.json and infra/main.bicep ship this value (test/unit/config.test.ts, test/infra).
+ */
+export function hostRequestBodyLimit(maxRequestBytes: number): number {
+  return 2 * maxRequestBytes;
+}
+
 /**
  * The config made of the parsed settings: the checks no single setting's schema can make, because they weigh one
  * setting against another or against the environment, and the fields made of several settings.
@@ -560,6 +574,12 @@ function deriveConfig(
   if (outside.length > 0) {
     problems.push(
       `${nameOf("statusQueues")}: ${outside.join(", ")} do(es) not start with ${nameOf("statusQueuePrefix")}="${fields.statusQueuePrefix}"`,
+    );
+  }
+  const hostLimit = env[HOST_BODY_LIMIT_SETTING]?.trim();
+  if (hostLimit && /^\d+$/.test(hostLimit) && Number(hostLimit) < fields.maxRequestBytes) {
+    problems.push(
+      `${HOST_BODY_LIMIT_SETTING}=${hostLimit}: expected at least ${nameOf("maxRequestBytes")}=${fields.maxRequestBytes} (${hostRequestBodyLimit(fields.maxRequestBytes)} as shipped), or the host refuses bodies the app accepts`,
     );
   }
   if (fields.operatorAuth === "header" && env.WEBSITE_SITE_NAME) {

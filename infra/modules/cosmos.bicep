@@ -76,7 +76,8 @@ resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2025-04-15
 // The containers, their partition keys and indexing policies come from the file the local Cosmos DB emulator
 // creates them from (DEVHOST_COSMOS_CONFIG in local.settings.sample.json), so that local runs, tests and Azure
 // have the same indexes, declared once. Each entry is a container resource body: { id, partitionKey,
-// indexingPolicy }. Every container is partitioned on /orderId and indexes everything but _etag; the state
+// indexingPolicy[, defaultTtl] }. Every container is partitioned on /orderId; orders and leases index everything
+// but _etag, rejected (the whole bodies of set-aside messages, expiring with their copies) only the part; the state
 // container's composite indexes serve the ORDER BY of each query the app runs on it. Cosmos DB uses a
 // composite index for `WHERE a = ... ORDER BY b` only when the ORDER BY names `a` first, so each query
 // sorts by the processState it filters on, then by its own field (src/store/stateStore.ts,

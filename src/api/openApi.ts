@@ -117,7 +117,11 @@ function impliedResponses(operation: ApiOperation): Record<number, ApiResponse> 
     };
   }
   if (operation.body) {
-    implied[413] = { description: "A body over MAX_REQUEST_BYTES", body: "Problem" };
+    implied[413] = {
+      description:
+        "A body over MAX_REQUEST_BYTES. One declared larger than FUNCTIONS_REQUEST_BODY_SIZE_LIMIT (twice that) is refused by the Functions host before it is read, with the host's own body",
+      body: "Problem",
+    };
     implied[415] = { description: "A content-type other than application/json (UTF-8)", body: "Problem" };
   }
   return implied;

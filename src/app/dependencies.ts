@@ -15,6 +15,7 @@ import { InfraFaults } from "../resilience/infraFaultLog";
 import { RemoteServiceClient } from "../remote/remoteService";
 import { Messaging, createServiceBusClient } from "../messaging/serviceBus";
 import { StateStore } from "../store/stateStore";
+import { SetAsideBodies } from "../store/setAsideBodies";
 import { SUBMISSION_CHECK } from "../supervisor/submissions";
 import { appWorkflows } from "./workflows";
 
@@ -39,6 +40,8 @@ export interface Dependencies {
   /** The Pending backlog the front door checks against MAX_PENDING_BACKLOG, counted at most once a second. */
   backlog: BacklogGauge;
   messaging: Messaging;
+  /** The full bodies of refused messages too large to set aside whole on rejected-messages. */
+  setAsideBodies: SetAsideBodies;
   notifications: Notifications;
   health: HealthProbe;
   workflows: WorkflowRegistry;
@@ -129,6 +132,7 @@ export function createDependencies(
     infraFaults,
     backlog: new BacklogGauge(states, now),
     messaging,
+    setAsideBodies: new SetAsideBodies(containers.rejected),
     notifications,
     health: new HealthProbe(containers.client, config.cosmosDatabase, serviceBus),
     workflows,

@@ -9,7 +9,7 @@ import {
   STEP_NAME_PATTERN,
   stepKindSchema,
 } from "./ids";
-import { isoTimestamp, MAX_REASON_LENGTH, quoteValue } from "./validation";
+import { escapedLine, isoTimestamp, MAX_REASON_LENGTH, quoteValue } from "./validation";
 import { SERVICE_ALERT_KINDS } from "./breaker";
 import { agentNameSchema } from "./workflow";
 
@@ -187,7 +187,7 @@ export const alertSchema = z.strictObject({
   service: agentNameSchema.optional(),
   orderId: z.string().nullable(),
   processState: processStateSchema.nullable(),
-  reason: z.string().max(MAX_REASON_LENGTH),
+  reason: escapedLine(MAX_REASON_LENGTH),
   at: isoTimestamp,
 });
 export type Alert = z.infer<typeof alertSchema>;
@@ -207,7 +207,8 @@ export const statusMessageSchema = z.strictObject({
   status: z.enum(STATUS_VALUES),
   processState: processStateSchema,
   at: isoTimestamp,
-  detail: z.string().nullable(),
+  /** What the trail knows: a step's name, an error's code and message; escaped, one line, bounded. */
+  detail: escapedLine(MAX_REASON_LENGTH).nullable(),
 });
 export type StatusMessage = z.infer<typeof statusMessageSchema>;
 

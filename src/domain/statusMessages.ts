@@ -1,5 +1,14 @@
 import type { StatusMessage } from "./messages";
 import type { HistoryEntry, StateRecord } from "./stateRecord";
+import { boundedText, MAX_REASON_LENGTH } from "./validation";
+
+/**
+ * A status message's detail as it leaves the app: it quotes a remote service's error (its code and message, any
+ * text the service chose), so it gets the alert's treatment: escaped, one line, at most MAX_REASON_LENGTH.
+ */
+export function statusDetail(text: string | null): string | null {
+  return text === null ? null : boundedText(text, MAX_REASON_LENGTH);
+}
 
 /**
  * The status messages an order's submitter was sent, derived from the audit trail. Statuses are posted best
@@ -13,7 +22,13 @@ export function statusMessagesFromHistory(record: StateRecord): StatusMessage[] 
   if (!record.replyTo) return [];
   const messages: StatusMessage[] = [];
   const send = (entry: HistoryEntry, status: StatusMessage["status"], detail: string | null = null): void => {
-    messages.push({ orderId: record.orderId, status, processState: entry.to, at: entry.at, detail });
+    messages.push({
+      orderId: record.orderId,
+      status,
+      processState: entry.to,
+      at: entry.at,
+      detail: statusDetail(detail),
+    });
   };
   let previous: HistoryEntry | undefined;
   for (const [i, entry] of record.history.entries()) {

@@ -88,6 +88,19 @@ export function boundedText(text: string, max: number): string {
   return capText(escapeText(text), max);
 }
 
+/**
+ * Text that leaves the app for people (an alert's reason, a status message's detail): at most `max` long and
+ * already escaped (boundedText), so a consumer that prints it prints one line that reads as it is.
+ */
+export function escapedLine(max: number) {
+  return z
+    .string()
+    .max(max)
+    .refine((text) => escapeText(text) === text, {
+      error: "expected one line of escaped text (boundedText)",
+    });
+}
+
 /** Shows a rejected value in a message without letting it grow the message or hide control characters. */
 export function quoteValue(value: unknown, max = 80): string {
   const text = typeof value === "string" ? value : String(value);

@@ -16,7 +16,7 @@ import type { RejectedMessage } from "../messaging/serviceBus";
  * twice.
  */
 export async function setAsideRejected(
-  deps: Pick<Dependencies, "messaging">,
+  deps: Pick<Dependencies, "messaging" | "setAsideBodies" | "now">,
   context: InvocationContext,
   sourceQueue: string,
   body: unknown,
@@ -39,7 +39,21 @@ export async function setAsideRejected(
     reason: rejection.reason,
     description,
   };
-  await deps.messaging.sendRejected(rejected, context);
+  await deps.messaging.sendRejected(
+    rejected,
+    (copyKey, bytes) =>
+      deps.setAsideBodies.keep(
+        copyKey,
+        bytes,
+        {
+          sourceQueue,
+          originalMessageId: rejected.originalMessageId,
+          originalContentType: rejected.originalContentType,
+        },
+        deps.now(),
+      ),
+    context,
+  );
   // The MessageId is the producer's text: kept as it is in the properties, escaped in the log line.
   context.warn(
     `${sourceQueue}: message ${boundedText(rejected.originalMessageId, 128)} set aside on rejected-messages: ` +

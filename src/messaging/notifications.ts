@@ -1,3 +1,4 @@
+import { statusDetail } from "../domain/statusMessages";
 import { boundedText, MAX_REASON_LENGTH, type Alert, type StateRecord, type StatusMessage } from "../domain";
 import type { Logger } from "../telemetry/logger";
 import { recordAlert } from "../telemetry/metrics";
@@ -35,7 +36,7 @@ export class Notifications {
           status,
           processState: record.processState,
           at: this.now().toISOString(),
-          detail,
+          detail: statusDetail(detail),
         },
         log,
       );

@@ -8,11 +8,13 @@ import {
   alertSchema,
   QUEUES,
   statusMessageSchema,
+  TRACE_PROPERTIES,
   type Alert,
   type StatusMessage,
 } from "../domain";
 import { credentialFor } from "../app/credential";
 import { jsonText } from "./jsonText";
+import { SET_ASIDE_CONTAINER, type KeptBody } from "../store/setAsideBodies";
 import { BUS_CALLS, isTransientInfraError, SLOW_SEND_MS } from "../resilience/infraResilience";
 import { inSpan, spanOf, SpanKind, traceProperties } from "../telemetry/tracing";
 
@@ -67,6 +69,22 @@ const RETIRED_SENDER_CLOSE_MS = 60_000;
 /** Service Bus limits a MessageId to 128 characters, and an application property value is kept short. */
 const MAX_MESSAGE_ID = 128;
 const MAX_DESCRIPTION = 4096;
+
+/** How much of a body too large to set aside whole its copy carries: enough to see what the message was. */
+export const SET_ASIDE_PREVIEW_BYTES = 4096;
+/** The most the trace context adds to a message (traceProperties): a traceparent twice, a tracestate at W3C's 512. */
+const TRACE_CONTEXT_ROOM: Record<string, string> = {
+  [TRACE_PROPERTIES.traceparent]: `00-${"0".repeat(32)}-${"0".repeat(16)}-00`,
+  [TRACE_PROPERTIES.diagnosticId]: `00-${"0".repeat(32)}-${"0".repeat(16)}-00`,
+  [TRACE_PROPERTIES.tracestate]: "x".repeat(512),
+};
+
+/** The bytes a body is sent as. */
+function bodyBytes(body: unknown): Buffer {
+  if (Buffer.isBuffer(body)) return body;
+  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  return Buffer.from(typeof body === "string" ? body : jsonText(body));
+}
 
 const ORDER_PATH_QUEUES: ReadonlySet<string> = new Set([
   QUEUES.orders,
@@ -196,36 +214,83 @@ export class Messaging {
    * (rejectedFrom, rejectionReason, rejectionDescription, originalMessageId, ...), and a MessageId derived from the
    * source queue and the original's sequence number, so that the queue's duplicate detection drops a second
    * forward of the same message while two different messages sent under one MessageId are both kept.
+   *
+   * The copy is the original plus those properties, so an original near the broker's size limit would not fit:
+   * such a body is handed to `keepBody` (the state store's `rejected` container) and the copy carries its first
+   * SET_ASIDE_PREVIEW_BYTES, with its size, its SHA-256 and where the whole of it went. The broker's own limit
+   * decides (the sender link's max message size, as the SDK measures a batch), not a number of the app's.
    */
-  async sendRejected(rejected: RejectedMessage, from?: object): Promise<void> {
+  async sendRejected(
+    rejected: RejectedMessage,
+    keepBody: (copyKey: string, body: Buffer) => Promise<KeptBody>,
+    from?: object,
+  ): Promise<void> {
     const key = `${rejected.sourceQueue}:${rejected.originalSequenceNumber ?? `id:${rejected.originalMessageId}`}`;
     const isJson =
       typeof rejected.body === "object" && rejected.body !== null && !(rejected.body instanceof Uint8Array);
+    const whole: OutgoingMessage = {
+      // The bytes of a JSON body, made here: a body nested too deep for the SDK's JSON.stringify is forwarded too.
+      body: isJson ? Buffer.from(jsonText(rejected.body)) : rejected.body,
+      messageId:
+        key.length <= MAX_MESSAGE_ID ? key : `sha256:${createHash("sha256").update(key).digest("hex")}`,
+      subject: rejected.reason,
+      contentType: rejected.originalContentType ?? (isJson ? "application/json" : "text/plain"),
+      applicationProperties: {
+        rejectedFrom: rejected.sourceQueue,
+        rejectionReason: rejected.reason,
+        rejectionDescription: rejected.description.slice(0, MAX_DESCRIPTION),
+        originalMessageId: rejected.originalMessageId,
+        ...(rejected.originalSequenceNumber
+          ? { originalSequenceNumber: rejected.originalSequenceNumber }
+          : {}),
+        originalDeliveryCount: rejected.deliveryCount,
+        ...(rejected.originalEnqueuedTimeUtc
+          ? { originalEnqueuedTimeUtc: rejected.originalEnqueuedTimeUtc }
+          : {}),
+      },
+    };
+    if (await this.fits(QUEUES.rejected, whole)) return this.send(QUEUES.rejected, whole, from);
+    const body = bodyBytes(whole.body);
+    const kept = await keepBody(key, body);
     await this.send(
       QUEUES.rejected,
       {
-        // The bytes of a JSON body, made here: a body nested too deep for the SDK's JSON.stringify is forwarded too.
-        body: isJson ? Buffer.from(jsonText(rejected.body)) : rejected.body,
-        messageId:
-          key.length <= MAX_MESSAGE_ID ? key : `sha256:${createHash("sha256").update(key).digest("hex")}`,
-        subject: rejected.reason,
-        contentType: rejected.originalContentType ?? (isJson ? "application/json" : "text/plain"),
+        ...whole,
+        body: body.subarray(0, SET_ASIDE_PREVIEW_BYTES),
+        // The preview is a cut: no longer the JSON or text it began as.
+        contentType: "application/octet-stream",
         applicationProperties: {
-          rejectedFrom: rejected.sourceQueue,
-          rejectionReason: rejected.reason,
-          rejectionDescription: rejected.description.slice(0, MAX_DESCRIPTION),
-          originalMessageId: rejected.originalMessageId,
-          ...(rejected.originalSequenceNumber
-            ? { originalSequenceNumber: rejected.originalSequenceNumber }
-            : {}),
-          originalDeliveryCount: rejected.deliveryCount,
-          ...(rejected.originalEnqueuedTimeUtc
-            ? { originalEnqueuedTimeUtc: rejected.originalEnqueuedTimeUtc }
-            : {}),
+          ...whole.applicationProperties,
+          ...(whole.contentType ? { originalContentType: whole.contentType.slice(0, MAX_DESCRIPTION) } : {}),
+          bodyCut: true,
+          originalBodyBytes: kept.bodyBytes,
+          originalBodySha256: kept.sha256,
+          fullBodyAt: `${SET_ASIDE_CONTAINER}/${kept.id}`,
+          fullBodyParts: kept.parts,
         },
       },
       from,
     );
+  }
+
+  /** Whether `message` fits on `queue` as it is: the SDK measures it against the link's max message size. */
+  private async fits(queue: string, message: OutgoingMessage): Promise<boolean> {
+    const sender = this.sender(queue);
+    const batch = await sender.createMessageBatch().catch((error: unknown) => {
+      // The link is opened here when it is not yet: a bus fault then is a send's fault.
+      if (isTransientInfraError(error)) {
+        this.onFault(error);
+        this.retire(queue, sender);
+      }
+      throw error;
+    });
+    return batch.tryAddMessage({
+      body: message.body,
+      contentType: message.contentType ?? "application/json",
+      ...(message.messageId ? { messageId: message.messageId } : {}),
+      ...(message.subject ? { subject: message.subject } : {}),
+      applicationProperties: { ...message.applicationProperties, ...TRACE_CONTEXT_ROOM },
+    });
   }
 
   async sendStatus(queue: string, status: StatusMessage, from?: object): Promise<void> {

@@ -4,12 +4,18 @@ import type { CosmosConnectionConfig } from "../app/connectionStrings";
 import { credentialFor } from "../app/credential";
 import { STORE_CALLS } from "../resilience/infraResilience";
 import { ResilientStoreHttpClient } from "./storeHttpClient";
+import { SET_ASIDE_CONTAINER } from "./setAsideBodies";
 
 export { credentialFor };
 export { cosmosStatus } from "./cosmosErrors";
 
 /** The containers (docs/contract.md#data); all partitioned on /orderId. */
-export const CONTAINERS = { orders: "orders", state: "state", leases: "leases" } as const;
+export const CONTAINERS = {
+  orders: "orders",
+  state: "state",
+  leases: "leases",
+  rejected: SET_ASIDE_CONTAINER,
+} as const;
 
 /**
  * One client per process (the SDK pools connections and caches routing). Against a plain-http endpoint (the
@@ -38,6 +44,7 @@ export interface CosmosContainers {
   orders: Container;
   state: Container;
   leases: Container;
+  rejected: Container;
 }
 
 export function cosmosContainers(
@@ -51,5 +58,6 @@ export function cosmosContainers(
     orders: database.container(CONTAINERS.orders),
     state: database.container(CONTAINERS.state),
     leases: database.container(CONTAINERS.leases),
+    rejected: database.container(CONTAINERS.rejected),
   };
 }

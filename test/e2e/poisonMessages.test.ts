@@ -4,12 +4,21 @@
  * after one delivery and without a failed invocation, and raises one InvalidOrder alert that names the bad field; through the front door the same bodies get a 400 (or 413) naming it. Nothing is
  * written to the store and no remote service is called.
  */
+import { createHash } from "node:crypto";
+import net from "node:net";
+import { CosmosClient } from "@azure/cosmos";
+import { EMULATOR_KEY } from "devhost/emulators";
 import { expect } from "vitest";
 import { type E2E } from "../support/e2e";
 import { e2eOrder } from "../support/e2eOrders";
 import { peekAll, sendToQueue, waitForRejected } from "../support/e2eQueues";
 import { e2eTest } from "../support/fixtures";
+import { HOST_BODY_LIMIT_SETTING, hostRequestBodyLimit, loadConfig } from "../../src/config";
 import { jsonText } from "../../src/messaging/jsonText";
+import { SET_ASIDE_PREVIEW_BYTES } from "../../src/messaging/serviceBus";
+import { CONTAINERS } from "../../src/store/cosmos";
+import { SetAsideBodies } from "../../src/store/setAsideBodies";
+import { sampleSettings } from "../../tools/repository";
 
 const it = e2eTest();
 
@@ -105,6 +114,28 @@ it("POSTed to /api/orders: 400 naming the field, 413 when oversize", async ({ e2
   expect(((await big.json()) as { error: string }).error).toContain("body: expected at most 65536 bytes");
 });
 
+it("POSTed declaring 50 MB: the host answers 413 from the declared length, before a byte of the body is sent", async ({
+  e2e,
+}) => {
+  const { hostname, port } = new URL(e2e.host.url);
+  const socket = net.connect(Number(port), hostname);
+  const answer = new Promise<string>((resolve, reject) => {
+    let text = "";
+    socket.on("data", (chunk: Buffer) => (text += chunk.toString("latin1")));
+    // The host closes the connection after its answer: the body it did not read cannot be skipped.
+    socket.on("close", () => resolve(text));
+    socket.on("error", reject);
+  });
+  socket.write(
+    `POST /api/orders HTTP/1.1\r\nHost: ${hostname}:${port}\r\ncontent-type: application/json\r\n` +
+      `content-length: ${50 * 1024 * 1024}\r\n\r\n`,
+  );
+  const response = await answer;
+  expect(response).toMatch(/^HTTP\/1\.1 413 /);
+  const limit = hostRequestBodyLimit(loadConfig(sampleSettings()).maxRequestBytes);
+  expect(response).toContain(`${limit} bytes (${HOST_BODY_LIMIT_SETTING})`);
+});
+
 it("wrote nothing: no order, no state record, no remote call", async ({ e2e }) => {
   for (const orderId of [...cases.map((c) => c.orderId), "POISON-JSON"]) {
     expect((await e2e.api(`/api/orders/${orderId}`)).status, orderId).toBe(404);
@@ -135,3 +166,52 @@ it("nested 50,000 deep: set aside after one delivery with its bytes as sent, not
   expect(alert).toMatchObject({ kind: "InvalidOrder", processState: null });
   expect(await peekAll(e2e, "orders", "deadLetter")).toEqual([]);
 });
+
+it("near the size limit: set aside cut, with its size, hash and the whole body in the store; smaller ones refused with it set aside whole", async ({
+  e2e,
+}) => {
+  // The original fits the broker's 256 KiB; its copy, the same body with the rejection's properties, does not.
+  const big = e2eOrder("POISON-NEAR-LIMIT", { customerId: "C".repeat(261_000) });
+  const smalls = [1, 2, 3].map((n) => e2eOrder(`POISON-BESIDE-${n}`, { customerId: "" }));
+  await Promise.all([
+    sendToQueue(e2e, "orders", big, "POISON-NEAR-LIMIT-message"),
+    ...smalls.map((s) => sendToQueue(e2e, "orders", s, s.orderId)),
+  ]);
+
+  const cut = await waitForRejected(e2e, "orders", "POISON-NEAR-LIMIT-message");
+  const whole = Buffer.from(jsonText(big));
+  expect(cut.applicationProperties).toMatchObject({
+    rejectionReason: "invalid",
+    originalDeliveryCount: 1,
+    bodyCut: true,
+    originalBodyBytes: whole.length,
+    originalBodySha256: createHash("sha256").update(whole).digest("hex"),
+    originalContentType: "application/json",
+    fullBodyParts: 1,
+  });
+  expect(cut.applicationProperties.rejectionDescription).toContain("customerId:");
+  const preview = Buffer.from(cut.body as Uint8Array);
+  expect(preview.length).toBe(SET_ASIDE_PREVIEW_BYTES);
+  expect(whole.subarray(0, preview.length).equals(preview)).toBe(true);
+  const [container, id] = String(cut.applicationProperties.fullBodyAt).split("/");
+  expect(container).toBe(CONTAINERS.rejected);
+  expect((await keptBody(e2e, id!))?.equals(whole)).toBe(true);
+
+  for (const small of smalls) {
+    const rejected = await waitForRejected(e2e, "orders", small.orderId);
+    expect(rejected.body, small.orderId).toEqual(small);
+    expect(rejected.applicationProperties.bodyCut, small.orderId).toBeUndefined();
+  }
+  expect(await peekAll(e2e, "orders", "deadLetter")).toEqual([]);
+}, 40_000);
+
+/** The body the app kept in the state store under `id`, read as an operator would, through the real client. */
+async function keptBody(e2e: E2E, id: string): Promise<Buffer | null> {
+  const client = new CosmosClient({ endpoint: e2e.emulators.cosmosEndpoint, key: EMULATOR_KEY });
+  try {
+    const container = client.database(sampleSettings().COSMOS_DATABASE!).container(CONTAINERS.rejected);
+    return await new SetAsideBodies(container).read(id);
+  } finally {
+    client.dispose();
+  }
+}

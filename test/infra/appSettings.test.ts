@@ -3,7 +3,7 @@
  * default, or stops the app at start, only once deployed.
  */
 import { beforeAll, expect, it } from "vitest";
-import { loadConfig } from "../../src/config";
+import { HOST_BODY_LIMIT_SETTING, hostRequestBodyLimit, loadConfig } from "../../src/config";
 import { serviceUrlSetting } from "../../src/domain";
 import { sampleSettings } from "../../tools/repository";
 import {
@@ -43,6 +43,16 @@ describeWithBicep("the app settings main.bicep gives the app", () => {
       expect(settings.SERVICE_URLS).toBe(serviceUrlList ?? "");
       // No service's own <SERVICE>_URL: the app derives each one, so the template names none of them.
       for (const s of processServices) expect(settings, s.name).not.toHaveProperty(serviceUrlSetting(s.name));
+    },
+  );
+
+  it.each(DEPLOYMENT_NAMES)(
+    "give the host a body limit derived from MAX_REQUEST_BYTES, an override of it included (%s)",
+    (name) => {
+      const settings = appSettingsOf(infra.snapshots[name]);
+      expect(settings[HOST_BODY_LIMIT_SETTING]).toBe(
+        String(hostRequestBodyLimit(Number(settings.MAX_REQUEST_BYTES))),
+      );
     },
   );
 

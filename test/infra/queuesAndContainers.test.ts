@@ -4,6 +4,7 @@
  * (docs/architecture.md), and the local emulators serve the same.
  */
 import { beforeAll, describe, expect, it } from "vitest";
+import { parseIsoDuration } from "devhost/emulators";
 import { sampleSettings } from "../../tools/repository";
 import {
   compiledInfra,
@@ -25,6 +26,7 @@ interface CosmosConfig {
     containers: {
       id: string;
       partitionKey?: { paths?: string[] };
+      defaultTtl?: number;
       indexingPolicy?: { compositeIndexes?: { path: string; order: string }[][] };
     }[];
   }[];
@@ -79,9 +81,17 @@ describe("the Cosmos DB containers Azure gets (infra/cosmos-emulator.config.json
     expect(databases[0]?.id).toBe(settings.COSMOS_DATABASE);
   });
 
-  it("declares the orders, state and leases containers, each partitioned on /orderId", () => {
-    expect(containers.map((c) => c.id).sort()).toEqual(["leases", "orders", "state"]);
+  it("declares the orders, state, leases and rejected containers, each partitioned on /orderId", () => {
+    expect(containers.map((c) => c.id).sort()).toEqual(["leases", "orders", "rejected", "state"]);
     for (const c of containers) expect(c.partitionKey?.paths, c.id).toEqual(["/orderId"]);
+  });
+
+  it("keeps the whole bodies of cut set-aside copies as long as rejected-messages keeps the copies", () => {
+    const queues = readJson<QueueConfig>("infra/servicebus-emulator.config.json").UserConfig.Namespaces[0]!.Queues;
+    const copies = queues.find((q) => q.Name === "rejected-messages")?.Properties.DefaultMessageTimeToLive;
+    const bodies = containers.find((c) => c.id === "rejected")?.defaultTtl;
+    expect(bodies).toBeDefined();
+    expect(parseIsoDuration(String(copies)) / 1000).toBe(bodies);
   });
 
   it("indexes the state container for each two-field sort of the starter, the Supervisor and the operator listing", () => {

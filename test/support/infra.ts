@@ -72,6 +72,7 @@ export const REQUIRED_APP_SETTINGS = [
   "AGENT_ATTEMPT_TIMEOUT_SECONDS",
   "AGENT_REQUEST_MAX_DELIVERY_COUNT",
   "MAX_REQUEST_BYTES",
+  "FUNCTIONS_REQUEST_BODY_SIZE_LIMIT",
   "STATUS_QUEUE_PREFIX",
   "STATUS_QUEUES",
   "OPERATOR_AUTH",
@@ -205,7 +206,7 @@ export const DEPLOYMENTS: Record<DeploymentName, Deployment> = {
       "param chaosEnabled = true",
       "param chaosServices = 'payment'",
       "param chaosFaultRate = '0.05'",
-      "param appSettingOverrides = { CHAOS_FAULT_RATE: '1', CHAOS_LATENCY_RATE: '1' }",
+      "param appSettingOverrides = { CHAOS_FAULT_RATE: '1', CHAOS_LATENCY_RATE: '1', MAX_REQUEST_BYTES: '32768' }",
     ],
   },
 };

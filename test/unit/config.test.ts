@@ -1,6 +1,12 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ConfigError, SETTING_NAMES, loadConfig } from "../../src/config";
+import {
+  ConfigError,
+  HOST_BODY_LIMIT_SETTING,
+  SETTING_NAMES,
+  hostRequestBodyLimit,
+  loadConfig,
+} from "../../src/config";
 import { AGENT_NAMES } from "../../src/domain";
 
 const sample = JSON.parse(readFileSync("local.settings.sample.json", "utf8")) as {
@@ -33,6 +39,20 @@ describe("config", () => {
 
   it("lists every setting in local.settings.sample.json", () => {
     for (const name of SETTING_NAMES) expect(sample.Values, name).toHaveProperty(name);
+  });
+
+  it("ships the host's body limit derived from MAX_REQUEST_BYTES, so the host refuses a body declared larger", () => {
+    expect(sample.Values[HOST_BODY_LIMIT_SETTING]).toBe(
+      String(hostRequestBodyLimit(Number(sample.Values.MAX_REQUEST_BYTES))),
+    );
+  });
+
+  it("refuses a host body limit below MAX_REQUEST_BYTES, naming both", () => {
+    const problems = problemsOf({ ...localEnv(), [HOST_BODY_LIMIT_SETTING]: "1000" });
+    expect(problems).toEqual([
+      expect.stringMatching(/^FUNCTIONS_REQUEST_BODY_SIZE_LIMIT=1000: .*MAX_REQUEST_BYTES=65536/),
+    ]);
+    expect(() => loadConfig({ ...localEnv(), [HOST_BODY_LIMIT_SETTING]: "65536" })).not.toThrow();
   });
 
   it("fills defaults for timings and limits that are not set", () => {

@@ -190,15 +190,15 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     if (fault?.kind === "transient") {
       throw new HttpError(
         fault.status ?? 503,
-        "InjectedTransient",
-        `Injected transient fault ${fault.id} on ${service}/${name}`,
+        fault.code ?? "InjectedTransient",
+        fault.message ?? `Injected transient fault ${fault.id} on ${service}/${name}`,
       );
     }
     if (fault?.kind === "permanent") {
       throw new HttpError(
         fault.status ?? 400,
-        "InjectedPermanent",
-        `Injected permanent fault ${fault.id} on ${service}/${name}`,
+        fault.code ?? "InjectedPermanent",
+        fault.message ?? `Injected permanent fault ${fault.id} on ${service}/${name}`,
       );
     }
 

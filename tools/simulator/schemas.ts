@@ -31,6 +31,9 @@ const faultFields = {
   probability: z.number().min(0).max(1).optional(),
   latencyMs: z.number().int().min(0).max(600_000).optional(),
   status: z.number().int().optional(),
+  /** The error a transient or permanent fault answers with, as a service of its own might word it. */
+  code: z.string().min(1).max(200).optional(),
+  message: z.string().max(10_000).optional(),
   /**
    * Decides a call before every fault without it, whatever their order: an outage answers every call, the calls of
    * an order that has its own faults too (those wait until it is over).
@@ -56,6 +59,15 @@ export function faultSpecFor(services: ServedServices): z.ZodType<FaultSpec> {
     }
     if (f.latencyMs !== undefined && f.kind !== "latency") {
       ctx.addIssue({ code: "custom", path: ["latencyMs"], message: "only applies to kind latency" });
+    }
+    for (const field of ["code", "message"] as const) {
+      if (f[field] !== undefined && f.kind !== "transient" && f.kind !== "permanent") {
+        ctx.addIssue({
+          code: "custom",
+          path: [field],
+          message: "only applies to kinds transient and permanent",
+        });
+      }
     }
     if (f.status !== undefined) {
       if (f.kind === "transient" && (f.status < 500 || f.status > 599)) {

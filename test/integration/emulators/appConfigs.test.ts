@@ -102,7 +102,7 @@ describe("the app's Cosmos DB config (infra/cosmos-emulator.config.json)", () =>
     const client = emulatorClient(cosmos.endpoint);
     try {
       const { resources } = await client.database(database).containers.readAll().fetchAll();
-      expect(resources.map((c) => c.id).sort()).toEqual(["leases", "orders", "state"]);
+      expect(resources.map((c) => c.id).sort()).toEqual(["leases", "orders", "rejected", "state"]);
       for (const c of resources) expect(c.partitionKey?.paths).toEqual(["/orderId"]);
       const state = resources.find((c) => c.id === "state");
       const composites = (state?.indexingPolicy?.compositeIndexes ?? []).map((pair) =>

@@ -17,6 +17,7 @@ import {
 import type { Registration, RpcBindingInfo, RpcTypedData } from "../functionsCore";
 import type { InvocationResult, InvokeRequest, OutputHandler } from "../invocation";
 import type { HostLogger } from "../logger";
+import { keepDispositionsApart } from "../amqpDispositions";
 import { dotnetDateTime, dotnetDateTimeOffset, jsonSafe } from "./hostValues";
 import { batchBodiesToTypedData, batchTriggerMetadata } from "./serviceBusBatch";
 import {
@@ -66,6 +67,8 @@ export class ServiceBusClients {
 
   /** `retry`: host.json's clientRetryOptions (DEFAULT_HOST_CONFIG's when not given). */
   constructor(retry: ClientRetryConfig = DEFAULT_HOST_CONFIG.serviceBus.clientRetry) {
+    // A completion and an abandonment in one tick must reach the broker as the two outcomes they are.
+    keepDispositionsApart();
     this.#options = { retryOptions: sdkRetryOptions(retry) };
   }
 

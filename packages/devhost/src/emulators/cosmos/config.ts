@@ -32,6 +32,15 @@ const containerSchema = z.strictObject({
     version: z.enum(PartitionKeyDefinitionVersion).optional(),
   }),
   indexingPolicy: indexingPolicySchema.optional(),
+  /**
+   * Seconds an item lives (-1: each item says, by its `ttl`). Accepted so that one file serves the emulator and a
+   * deployment; the emulator keeps items until they are deleted.
+   */
+  defaultTtl: z
+    .number()
+    .int()
+    .refine((n) => n === -1 || n > 0, { error: "defaultTtl is -1 or a positive number of seconds" })
+    .optional(),
 });
 
 const configSchema = z.strictObject({

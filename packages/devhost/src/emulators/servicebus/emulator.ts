@@ -47,6 +47,7 @@ import { EncodedMessage, MessageDecodeError } from "./encodedMessage";
 import { covers, entityPathOf } from "./sas";
 import type { EmulatorClock } from "./wallClockTimer";
 import { reportsBusy } from "../../timeSkipping";
+import { keepDispositionsApart } from "../../amqpDispositions";
 import {
   decodeTransfer,
   deliveryTagFor,
@@ -175,6 +176,8 @@ export class ServiceBusEmulator {
   private readonly lockedDeliveries = new WeakMap<Delivery, { queue: MessageQueue; lockToken: string }>();
 
   constructor(options: ServiceBusEmulatorOptions = {}) {
+    // A refused transfer and an accepted one in one tick must reach the client as the two outcomes they are.
+    keepDispositionsApart();
     this.host = options.host ?? "127.0.0.1";
     this.tls = options.tls;
     this.requestedPort = options.port ?? (this.tls ? DEFAULT_SERVICE_BUS_TLS_PORT : DEFAULT_SERVICE_BUS_PORT);

@@ -321,6 +321,23 @@ describe("message size", () => {
     }
   });
 
+  it("refuses only the message over the limit when smaller ones travel with it on the same link", async () => {
+    const sender = sb.client.createSender("sizes");
+    try {
+      await sender.sendMessages({ body: "opens the link" });
+      const before = sb.emulator.queueCounts("sizes").active;
+      // One tick: the emulator settles the four transfers together, the refused one first.
+      const outcomes = await Promise.allSettled([
+        sender.sendMessages({ body: Buffer.alloc(390 * 1024) }),
+        ...[1, 2, 3].map((n) => sender.sendMessages({ body: `small ${n}` })),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual(["rejected", "fulfilled", "fulfilled", "fulfilled"]);
+      expect(sb.emulator.queueCounts("sizes").active).toBe(before + 3);
+    } finally {
+      await sender.close();
+    }
+  });
+
   it("takes a larger limit when configured (Premium allows up to 100 MiB)", async () => {
     const premium = await startServiceBus({ big: {} }, { maxMessageSizeBytes: 1024 * 1024 });
     try {

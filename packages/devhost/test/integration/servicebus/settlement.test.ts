@@ -16,6 +16,7 @@ beforeAll(async () => {
     deferral: {},
     browse: {},
     dlqsettle: { MaxDeliveryCount: 1 },
+    mixed: {},
   });
 });
 afterAll(async () => {
@@ -30,6 +31,33 @@ async function receiveOne(
   if (!message) throw new Error("no message received");
   return message;
 }
+
+describe("settlements in one tick", () => {
+  it("reach the broker as given: the completed message is gone, the abandoned one comes back", async () => {
+    const sender = sb.client.createSender("mixed");
+    await sender.sendMessages([
+      { body: "done", messageId: "m-done" },
+      { body: "again", messageId: "m-again" },
+    ]);
+    const receiver = sb.client.createReceiver("mixed");
+    try {
+      const received: ServiceBusReceivedMessage[] = [];
+      while (received.length < 2) received.push(await receiveOne(receiver));
+      const done = received.find((m) => m.messageId === "m-done")!;
+      const again = received.find((m) => m.messageId === "m-again")!;
+      // Both settled before either is answered: rhea writes them in one pass.
+      await Promise.all([receiver.completeMessage(done), receiver.abandonMessage(again)]);
+      const redelivered = await receiveOne(receiver);
+      expect(redelivered.messageId).toBe("m-again");
+      expect(redelivered.deliveryCount).toBe(1);
+      await receiver.completeMessage(redelivered);
+      expect(sb.emulator.queueCounts("mixed").active).toBe(0);
+    } finally {
+      await receiver.close();
+      await sender.close();
+    }
+  });
+});
 
 describe("abandon and MaxDeliveryCount", () => {
   it("counts each abandon and dead-letters at MaxDeliveryCount with reason MaxDeliveryCountExceeded", async () => {
