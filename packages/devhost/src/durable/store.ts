@@ -12,6 +12,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { HistoryEvent } from "./history";
+import { HubLock } from "./hubLock";
 
 export type RuntimeStatus =
   "Pending" | "Running" | "Completed" | "ContinuedAsNew" | "Failed" | "Terminated" | "Suspended";
@@ -134,7 +135,7 @@ export class TaskHubStore {
   private fd: number | undefined;
   private readonly journalPath: string;
   private readonly snapshotPath: string;
-  private readonly lockPath: string;
+  private lock: HubLock | undefined;
   private readonly compactAfterBytes: number;
 
   private constructor(
@@ -143,7 +144,6 @@ export class TaskHubStore {
   ) {
     this.journalPath = path.join(dir, "journal.ndjson");
     this.snapshotPath = path.join(dir, "snapshot.json");
-    this.lockPath = path.join(dir, "LOCK");
     this.compactAfterBytes = opts.compactAfterBytes ?? 8 * 1024 * 1024;
   }
 
@@ -153,7 +153,7 @@ export class TaskHubStore {
     if (openDirs.has(resolved)) throw new Error(`Task hub ${resolved} is already open in this process`);
     fs.mkdirSync(resolved, { recursive: true });
     const store = new TaskHubStore(resolved, opts);
-    store.acquireLock();
+    store.lock = HubLock.acquire(resolved);
     openDirs.add(resolved);
     try {
       store.recover();
@@ -203,31 +203,11 @@ export class TaskHubStore {
       fs.closeSync(this.fd);
       this.fd = undefined;
     }
-    if (openDirs.delete(this.dir)) {
-      try {
-        const owner = Number(fs.readFileSync(this.lockPath, "utf8"));
-        if (owner === process.pid) fs.unlinkSync(this.lockPath);
-      } catch {
-        // already gone
-      }
+    if (this.lock) {
+      this.lock.release();
+      this.lock = undefined;
+      openDirs.delete(this.dir);
     }
-  }
-
-  private acquireLock(): void {
-    try {
-      fs.writeFileSync(this.lockPath, String(process.pid), { flag: "wx" });
-      return;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-    }
-    const owner = Number(fs.readFileSync(this.lockPath, "utf8"));
-    if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && processAlive(owner)) {
-      throw new Error(
-        `Task hub ${this.dir} is in use by process ${owner}; stop it first (or delete ${this.lockPath} if that process is not a devhost)`,
-      );
-    }
-    // The previous owner died (e.g. SIGKILL): take the hub over.
-    fs.writeFileSync(this.lockPath, String(process.pid));
   }
 
   private recover(): void {
@@ -315,14 +295,5 @@ function applyPatch(target: Record<string, unknown>, patch: Record<string, unkno
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete target[key];
     else if (value !== undefined) target[key] = value;
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }

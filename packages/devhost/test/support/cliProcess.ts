@@ -26,8 +26,9 @@ export function runCliProcess(
   return { child, output: () => output, exited };
 }
 
+/** Waits for `pattern` in the output; gives up at the timeout, or at once when `child` has exited. */
 export async function waitForOutput(
-  running: RunningCli,
+  running: Pick<RunningCli, "output"> & { child: { readonly exitCode: number | null } },
   pattern: RegExp,
   timeoutMs = 15_000,
 ): Promise<RegExpMatchArray> {

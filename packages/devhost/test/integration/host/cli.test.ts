@@ -5,6 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCliProcess as run, waitForOutput as waitFor } from "../../support/cliProcess";
 import { buildCliCopy, sampleApp } from "../../support/devhost";
+import { processState, spawnUnreaped, waitForProcessState } from "../../support/unreapedProcess";
 
 describe("devhost CLI", () => {
   let copy: { dir: string; bin: string };
@@ -43,6 +44,61 @@ describe("devhost CLI", () => {
       running.child.kill("SIGKILL");
     }
   });
+
+  // Skipped without /proc (macOS, Windows): there is no zombie to see there, and the lock can only ask
+  // kill(pid, 0), which takes a zombie for a running process.
+  it.skipIf(!fs.existsSync("/proc/self/stat"))(
+    "starts again on the task hub of a devhost that was SIGKILLed and is still a zombie (not yet reaped)",
+    async () => {
+      const dataDir = fs.mkdtempSync(path.join(copy.dir, "restart-data-"));
+      const lockFile = path.join(dataDir, "devhost", "LOCK");
+      const lockOwner = (): unknown =>
+        (JSON.parse(fs.readFileSync(lockFile, "utf8")) as { pid: unknown }).pid;
+      const args = ["--app", sampleApp("http-app"), "--no-emulators", "--port", "0", "--data-dir", dataDir];
+      const killed = await spawnUnreaped(process.execPath, [copy.bin, ...args], {
+        cwd: copy.dir,
+        env: { ...process.env, NODE_OPTIONS: "" },
+      });
+      let refused: ReturnType<typeof run> | undefined;
+      let restarted: ReturnType<typeof run> | undefined;
+      try {
+        const [, firstUrl] = await waitFor(
+          { output: killed.output, child: killed.parent },
+          /Host started: (http:\/\/127\.0\.0\.1:\d+)/,
+        );
+        expect(await (await fetch(`${firstUrl}/api/hello?name=first`)).text()).toBe("Hello, first!");
+        expect(lockOwner()).toBe(killed.pid);
+
+        refused = run(copy.bin, args, copy.dir);
+        expect(await refused.exited).toBe(1);
+        expect(refused.output()).toContain(
+          `devhost could not start: Task hub ${path.join(dataDir, "devhost")} is in use by process ${killed.pid}. ` +
+            "Stop that process first, or use another data directory.",
+        );
+
+        process.kill(killed.pid, "SIGKILL");
+        expect(await waitForProcessState(killed.pid, "Z")).toBe("Z");
+        expect(lockOwner()).toBe(killed.pid); // a kill leaves the lock file behind
+
+        restarted = run(copy.bin, args, copy.dir);
+        const [, url] = await waitFor(restarted, /Host started: (http:\/\/127\.0\.0\.1:\d+)/);
+        expect(await (await fetch(`${url}/api/hello?name=again`)).text()).toBe("Hello, again!");
+        expect(lockOwner()).toBe(restarted.child.pid);
+        // The hub was taken over while its killed owner was still a zombie, not after someone reaped it.
+        expect(processState(killed.pid)).toBe("Z");
+
+        restarted.child.kill("SIGINT");
+        expect(await restarted.exited).toBe(0);
+        expect(fs.existsSync(lockFile)).toBe(false);
+      } finally {
+        refused?.child.kill("SIGKILL");
+        restarted?.child.kill("SIGKILL");
+        await killed.release();
+      }
+      expect(processState(killed.pid)).toBeUndefined(); // reaped by its own parent at last
+    },
+    60_000, // three starts of the devhost
+  );
 
   it("says how to build when the compiled devhost is missing", async () => {
     const empty = fs.mkdtempSync(path.join(os.tmpdir(), "devhost-nobuild-"));
