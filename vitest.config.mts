@@ -12,6 +12,8 @@ export default defineConfig({
       {
         resolve: { conditions },
         ssr: { resolve: { conditions } },
+        // The global setup runs in vitest's own environment, which takes no conditions from the two above.
+        environments: { __vitest__: { resolve: { conditions } } },
         test: {
           name: "app",
           include: ["test/**/*.test.ts"],

@@ -192,7 +192,8 @@ describe("docs", () => {
         .map((m) => m[1]!)
         .filter((link) => !/^[a-z]+:/i.test(link))
         .map((link) => join(dirname(file), link));
-      const missing = [...named, ...linked].filter((p) => !existsSync(p));
+      // A build's output (`dist/`, `packages/devhost/dist`) is named as where the build puts it: it exists only after one.
+      const missing = [...named, ...linked].filter((p) => !existsSync(p) && !/(^|\/)dist(\/|$)/.test(p));
       expect(missing, `${file} names paths that do not exist`).toEqual([]);
     }
   });
