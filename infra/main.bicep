@@ -111,6 +111,17 @@ param chaosLatencySeconds string = '10'
 @description('Share of attempts failed before the call, as a refused connection (CHAOS_FAULT_RATE), from 0 to 1.')
 param chaosFaultRate string = '0'
 
+@secure()
+@description('The key continuation tokens are signed with (PAGING_TOKEN_KEY), kept in Key Vault. azd passes the one in the vault back (main.parameters.json), so that it outlives re-deployments; empty, or shorter than the app accepts (azd\'s first value, before the vault exists), it is lengthened with pagingTokenKeySeed.')
+param pagingTokenKey string = ''
+
+@secure()
+@description('Random characters a new paging key is made of. Leave it unset: its default is new on every deployment.')
+param pagingTokenKeySeed string = '${newGuid()}${newGuid()}'
+
+@description('The version of the paging key secret that signed tokens before the last rotation (PAGING_TOKEN_PREVIOUS_KEY), still read until this is emptied (docs/operations.md, "Rotating the paging key"). Empty: none.')
+param pagingTokenPreviousKeyVersion string = ''
+
 @description('Memory per function app instance in MB.')
 @allowed([512, 2048, 4096])
 param instanceMemoryMB int = 2048
@@ -120,6 +131,11 @@ var tags = { 'azd-env-name': environmentName }
 var useScheduler = durableBackend == 'DurableTaskScheduler'
 var functionAppName = 'func-${resourceToken}'
 var developers principal[] = empty(principalId) ? [] : [{ id: principalId, type: principalType }]
+
+// The shortest paging key the app accepts: MIN_PAGING_KEY_LENGTH in src/config.ts (test/infra/keyVault.test.ts
+// holds them equal). While there is no vault to read the key from, azd makes up a shorter one.
+var minPagingKeyLength = 32
+var pagingKey = length(pagingTokenKey) >= minPagingKeyLength ? pagingTokenKey : '${pagingTokenKey}${pagingTokenKeySeed}'
 
 // Tuning defaults (docs/configuration.md). Strings, because app settings are strings; the app validates them
 // at start-up. Override any of them with appSettingOverrides instead of editing this file. The two deadlines
@@ -178,6 +194,19 @@ module identity 'modules/identity.bicep' = {
 }
 
 var app principal = { id: identity.outputs.principalId, type: 'ServicePrincipal' }
+
+module keyVault 'modules/keyVault.bicep' = {
+  name: 'key-vault'
+  scope: rg
+  params: {
+    name: 'kv-${resourceToken}'
+    location: location
+    tags: tags
+    pagingTokenKey: pagingKey
+    appPrincipal: app
+    operators: developers
+  }
+}
 
 module monitoring 'modules/monitoring.bicep' = {
   name: 'monitoring'
@@ -305,6 +334,19 @@ var chaosSettings = {
   CHAOS_FAULT_RATE: chaosFaultRate
 }
 
+// The secret, as Key Vault references that the platform resolves with the app's identity
+// (keyVaultReferenceIdentity): the settings, and the FUNCTION_APP_SETTINGS output, hold where the key is,
+// never the key. The current key follows the secret's latest version; the previous one is a fixed version.
+// After the overrides, which cannot replace them.
+var secretSettings = union(
+  { PAGING_TOKEN_KEY: '@Microsoft.KeyVault(SecretUri=${keyVault.outputs.pagingTokenKeyUri})' },
+  empty(pagingTokenPreviousKeyVersion)
+    ? {}
+    : {
+        PAGING_TOKEN_PREVIOUS_KEY: '@Microsoft.KeyVault(SecretUri=${keyVault.outputs.pagingTokenKeyUri}/${pagingTokenPreviousKeyVersion})'
+      }
+)
+
 var appSettings = union(
   tuningDefaults,
   remoteServices,
@@ -312,7 +354,8 @@ var appSettings = union(
   connectionSettings,
   derivedSettings,
   chaosSettings,
-  schedulerSettings
+  schedulerSettings,
+  secretSettings
 )
 
 // The function groups a step waits on: orchestrator and activities (Flex Consumption scales them together
@@ -381,5 +424,6 @@ output TASK_HUB_NAME string = taskHubName
 output DURABLE_TASK_SCHEDULER_ENDPOINT string = useScheduler ? scheduler!.outputs.endpoint : ''
 output APPLICATIONINSIGHTS_CONNECTION_STRING string = monitoring.outputs.applicationInsightsConnectionString
 output ALERT_RULES string[] = alerts.outputs.ruleNames
-@description('Every app setting of the function app (none is a secret), for local.settings.json.')
+output AZURE_KEY_VAULT_NAME string = keyVault.outputs.name
+@description('Every app setting of the function app (none is a secret: the paging key is a Key Vault reference), for local.settings.json.')
 output FUNCTION_APP_SETTINGS object = appSettings

@@ -92,11 +92,72 @@ function parseServiceUrlList(list: string, ctx: z.RefinementCtx): Partial<Record
 /** Bound on STATUS_QUEUES: the app keeps one open sender per status queue. */
 export const MAX_STATUS_QUEUES = 50;
 
-/** One setting: its name, the schema of its string value, and the value read when it is unset or blank. */
+/**
+ * The shortest key continuation tokens may be signed with: the 32 bytes of an HMAC-SHA256, below which RFC 2104
+ * strongly discourages a key. infra/main.bicep lengthens a shorter value it is given (its minPagingKeyLength).
+ */
+export const MIN_PAGING_KEY_LENGTH = 32;
+
+/**
+ * How a key meant for local runs only begins, as local.settings.sample.json's does: the app refuses such a key in
+ * Azure, where anyone could read it in this repository and sign tokens.
+ */
+export const LOCAL_PAGING_KEY_PREFIX = "local-only:";
+
+/** What App Service leaves in a setting whose Key Vault reference it could not resolve. */
+const KEY_VAULT_REFERENCE = "@Microsoft.KeyVault(";
+
+const PAGING_KEY_ADVICE = `at least ${MIN_PAGING_KEY_LENGTH} characters, such as the output of \`openssl rand -base64 48\``;
+
+/** Why `key` cannot sign continuation tokens, or undefined when it can. */
+function pagingKeyProblem(key: string): string | undefined {
+  if (key.startsWith(KEY_VAULT_REFERENCE)) {
+    return (
+      "a Key Vault reference the platform did not resolve: the app's identity needs Key Vault Secrets User on the " +
+      "secret, and the site's keyVaultReferenceIdentity must name that identity (infra/modules/keyVault.bicep)"
+    );
+  }
+  if (key.length < MIN_PAGING_KEY_LENGTH)
+    return `expected ${PAGING_KEY_ADVICE}, got ${key.length} characters`;
+  return undefined;
+}
+
+/** PAGING_TOKEN_KEY: required, since a key made up per process would not read another instance's tokens. */
+const pagingKey = z
+  .string()
+  .trim()
+  .transform((key, ctx) => {
+    const problem =
+      key === ""
+        ? `required: the key continuation tokens are signed with, the same on every instance: ${PAGING_KEY_ADVICE} ` +
+          "(in Azure, a Key Vault reference infra/ writes)"
+        : pagingKeyProblem(key);
+    if (problem === undefined) return key;
+    ctx.addIssue({ code: "custom", message: problem });
+    return z.NEVER;
+  });
+
+/** PAGING_TOKEN_PREVIOUS_KEY: empty for none. */
+const previousPagingKey = z
+  .string()
+  .trim()
+  .transform((key, ctx): string | null => {
+    if (key === "") return null;
+    const problem = pagingKeyProblem(key);
+    if (problem === undefined) return key;
+    ctx.addIssue({ code: "custom", message: problem });
+    return z.NEVER;
+  });
+
+/**
+ * One setting: its name, the schema of its string value, and the value read when it is unset or blank. A secret's
+ * value is never quoted in a problem, which goes to the log.
+ */
 export interface Setting<S extends z.ZodType = z.ZodType> {
   readonly name: string;
   readonly schema: S;
   readonly default: string;
+  readonly secret?: true;
 }
 
 type SettingTable = { readonly [key: string]: Setting };
@@ -173,6 +234,20 @@ const SETTING_TABLE = {
   outageMaxSeconds: { name: "OUTAGE_MAX_SECONDS", schema: positiveInt("seconds"), default: "3600" },
   /** The front door's limit on a request body; the host's own is derived from it (hostRequestBodyLimit). */
   maxRequestBytes: { name: "MAX_REQUEST_BYTES", schema: positiveInt("bytes"), default: "65536" },
+  /**
+   * The key continuation tokens are signed with (src/api/continuation.ts). A setting, not made up per process, so
+   * that a token one instance gave is read by every other, and after a restart. In Azure a Key Vault reference.
+   */
+  pagingTokenKey: { name: "PAGING_TOKEN_KEY", schema: pagingKey, default: "", secret: true },
+  /**
+   * The key before the last rotation, read but never signed with, so that a rotation breaks no paging in flight.
+   */
+  pagingTokenPreviousKey: {
+    name: "PAGING_TOKEN_PREVIOUS_KEY",
+    schema: previousPagingKey,
+    default: "",
+    secret: true,
+  },
   statusQueuePrefix: {
     name: "STATUS_QUEUE_PREFIX",
     schema: z
@@ -376,7 +451,13 @@ type ChaosSetting =
   "chaosEnabled" | "chaosServices" | "chaosLatencyRate" | "chaosLatencySeconds" | "chaosFaultRate";
 /** The settings deriveConfig folds into chaos and telemetry rather than passing on as fields of their own. */
 type GroupedSetting =
-  ChaosSetting | "localTracing" | "samplingRatio" | "remoteServicesUrl" | "serviceUrlList";
+  | ChaosSetting
+  | "localTracing"
+  | "samplingRatio"
+  | "remoteServicesUrl"
+  | "serviceUrlList"
+  | "pagingTokenKey"
+  | "pagingTokenPreviousKey";
 
 export interface AppConfig extends Omit<SettingValues, GroupedSetting> {
   serviceBus: ServiceBusConnectionConfig;
@@ -386,6 +467,14 @@ export interface AppConfig extends Omit<SettingValues, GroupedSetting> {
   /** What chaos injects into the agents' calls (CHAOS_*); null while it is off, the default and production's. */
   chaos: ChaosSettings | null;
   telemetry: TelemetryConfig;
+  /** The keys of continuation tokens (PAGING_TOKEN_KEY, PAGING_TOKEN_PREVIOUS_KEY). */
+  pagingKeys: PagingKeys;
+}
+
+/** The key continuation tokens are signed with, and the one before it, still read after a rotation. */
+export interface PagingKeys {
+  readonly current: string;
+  readonly previous: string | null;
 }
 
 /** Where telemetry goes: Application Insights when its connection string is set, else LOCAL_TRACING. */
@@ -420,12 +509,15 @@ function parseSetting<T extends SettingTable, K extends keyof T>(
   values: Partial<Parsed<T>>,
   problems: string[],
 ): void {
-  const { name, schema, default: fallback } = table[key];
+  const { name, schema, default: fallback, secret } = table[key];
   const raw = env[name];
   const input = raw === undefined || raw.trim() === "" ? fallback : raw;
   const parsed = schema.safeParse(input);
   if (parsed.success) values[key] = parsed.data;
-  else problems.push(`${name}="${input}": ${parsed.error.issues.map((i) => i.message).join("; ")}`);
+  else {
+    const quoted = secret ? name : `${name}="${input}"`;
+    problems.push(`${quoted}: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
+  }
 }
 
 /** Every setting of `table`, or undefined when one is bad (each bad one in `problems`). */
@@ -558,6 +650,8 @@ function deriveConfig(
     // Folded into connections.serviceUrls by serviceUrlsOf.
     remoteServicesUrl: _remoteServicesUrl,
     serviceUrlList: _serviceUrlList,
+    pagingTokenKey,
+    pagingTokenPreviousKey,
     ...fields
   } = values;
   const chaos = parseChaos(
@@ -587,6 +681,16 @@ function deriveConfig(
       `${nameOf("operatorAuth")}="header": not allowed in Azure (WEBSITE_SITE_NAME is set), where anyone could send the header; use platform`,
     );
   }
+  // The sample settings' key is in this repository for anyone to read, and to sign tokens with.
+  if (env.WEBSITE_SITE_NAME) {
+    for (const setting of ["pagingTokenKey", "pagingTokenPreviousKey"] as const) {
+      if (!values[setting]?.startsWith(LOCAL_PAGING_KEY_PREFIX)) continue;
+      problems.push(
+        `${nameOf(setting)}: a key for local runs (it starts with "${LOCAL_PAGING_KEY_PREFIX}") is not allowed in ` +
+          "Azure (WEBSITE_SITE_NAME is set); use the Key Vault reference infra/ writes",
+      );
+    }
+  }
   const budget = computeRetryBudget(fields);
   if (!budget.withinBudget) {
     problems.push(
@@ -594,7 +698,13 @@ function deriveConfig(
     );
   }
   const { azureMonitor, ...connected } = connections;
-  return { ...fields, ...connected, chaos, telemetry: { azureMonitor, localTracing, samplingRatio } };
+  return {
+    ...fields,
+    ...connected,
+    chaos,
+    telemetry: { azureMonitor, localTracing, samplingRatio },
+    pagingKeys: { current: pagingTokenKey, previous: pagingTokenPreviousKey },
+  };
 }
 
 /** Parses every setting from `env`; collects all problems before failing, so one start-up shows them all. */

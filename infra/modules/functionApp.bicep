@@ -1,6 +1,7 @@
 // The function app on the Flex Consumption plan (Linux, Node.js 22), running as the user-assigned
 // identity. Its package is pulled from a blob container with that identity, and every connection
-// in its app settings is identity-based: there is no key or secret in the settings.
+// in its app settings is identity-based: there is no key or secret in the settings, only a Key Vault
+// reference, which the platform resolves with the same identity.
 
 @description('Function app name (globally unique host name).')
 param name string
@@ -23,7 +24,7 @@ param identityId string
 @description('URL of the blob container Flex Consumption deploys the package from.')
 param deploymentContainerUrl string
 
-@description('App settings (name -> value). Values must be plain strings: no secrets, identities only.')
+@description('App settings (name -> value). Values must be plain strings: no secrets (a secret is a Key Vault reference), identities only.')
 param appSettings { *: string }
 
 @description('Node.js major version of the Flex Consumption runtime.')
@@ -72,6 +73,8 @@ resource site 'Microsoft.Web/sites@2024-11-01' = {
   properties: {
     serverFarmId: plan.id
     httpsOnly: true
+    // Key Vault references resolve with the system-assigned identity unless told otherwise; the app has none.
+    keyVaultReferenceIdentity: identityId
     siteConfig: {
       minTlsVersion: '1.2'
     }

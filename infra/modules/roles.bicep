@@ -11,6 +11,8 @@ var roleIds = {
   serviceBusDataReceiver: '4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0'
   monitoringMetricsPublisher: '3913510d-42f4-4e42-8a64-420c390055eb'
   durableTaskDataContributor: '0ad04412-c4d5-4796-b79c-f76d14c8d402'
+  keyVaultSecretsUser: '4633458b-17de-408a-b874-0445c86b69e6'
+  keyVaultSecretsOfficer: 'b86a8fe4-44ce-4948-aee5-eccb2c155cd7'
 }
 
 @export()

@@ -5,6 +5,7 @@
 // Usage: node infra/scripts/local-settings.mjs --output <path> [--azurite] [--force] < values.json
 // Called by write-local-settings.sh; kept free of dependencies so it runs before `npm install`.
 
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 
 function fail(message) {
@@ -65,8 +66,13 @@ function toLocal(settings, { azurite }) {
     // Telemetry ingestion accepts only the app identity (local auth is disabled): keep local runs out of it.
     if (name.startsWith("APPLICATIONINSIGHTS_")) continue;
     if (azurite && name.startsWith("AzureWebJobsStorage__")) continue;
+    // func start does not resolve Key Vault references (the paging keys).
+    if (value.startsWith("@Microsoft.KeyVault(")) continue;
     local[name] = value;
   }
+  // The paging key only signs the continuation tokens this run gives, which need not be the deployed app's:
+  // a key of its own, new whenever the file is written.
+  local.PAGING_TOKEN_KEY = randomBytes(48).toString("base64url");
   if (azurite) local.AzureWebJobsStorage = "UseDevelopmentStorage=true";
   if (local.DURABLE_TASK_SCHEDULER_CONNECTION_STRING) {
     local.DURABLE_TASK_SCHEDULER_CONNECTION_STRING = local.DURABLE_TASK_SCHEDULER_CONNECTION_STRING.replace(

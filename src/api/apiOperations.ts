@@ -3,7 +3,8 @@ import { z } from "zod";
 import { orderIdSchema, ORDER_ID_RULE, processStateSchema } from "../domain";
 import type { RequestSchemaName, ResponseSchemaName } from "./apiSchemas";
 import { BULK_LIMIT, BULK_STATES } from "./bulk";
-import { CONTINUATION_PATTERN, LIST_LIMIT } from "./params";
+import { CONTINUATION_PATTERN } from "./continuation";
+import { LIST_LIMIT } from "./params";
 import { ROLES, type Role } from "./principal";
 
 /**
@@ -95,7 +96,8 @@ const listQuery: QueryParameter[] = [
   },
   {
     name: "continuation",
-    description: "The continuation of the previous page, as it gave it; anything else is a 400",
+    description:
+      "The continuation of the previous page, as it gave it: opaque and signed by this API; any other token is a 400",
     schema: z.string().regex(CONTINUATION_PATTERN),
   },
 ];

@@ -14,7 +14,7 @@ import {
 import type { Logger } from "../telemetry/logger";
 import type { RecordFilter, StateStore } from "../store/stateStore";
 import { operatorDecision, operatorReason, RETRY_AFTER_SECONDS, type OperatorAction } from "./orders";
-import { decodeContinuation, encodeContinuation } from "./params";
+import { CONTINUATION_PATTERN, issueContinuation, readContinuation } from "./continuation";
 import { auditName, type Principal } from "./principal";
 import { json, problem, readJsonBody } from "./responses";
 
@@ -78,14 +78,10 @@ export function bulkActionBody(action: OperatorAction) {
       .min(1, { error: `expected a whole number from 1 to ${BULK_LIMIT.max}` })
       .max(BULK_LIMIT.max, { error: `expected a whole number from 1 to ${BULK_LIMIT.max}` })
       .default(BULK_LIMIT.default),
+    // Read with the paging keys by the handler (readContinuation), which a schema of the body does not hold.
     continuation: z
       .string({ error: "expected the continuation of a previous answer" })
-      .transform((raw, ctx) => {
-        const position = decodeContinuation(raw);
-        if (position.ok) return position.value;
-        ctx.addIssue({ code: "custom", message: position.error });
-        return z.NEVER;
-      })
+      .describe("The continuation of the previous answer, as it gave it; any other token is a 400")
       .optional(),
   });
 }
@@ -104,6 +100,7 @@ export const bulkAnswerSchema = z.strictObject({
   sample: z.array(orderIdSchema).max(BULK_SAMPLE_SIZE).describe("The first orders acted on"),
   continuation: z
     .string()
+    .regex(CONTINUATION_PATTERN)
     .nullable()
     .describe(
       "Call again with this to go on after this call's page; null when no matching order is left after it",
@@ -182,6 +179,9 @@ export async function bulkActionRequest(
   if (!parsed.ok) return { response: problem(400, parsed.message), acted: 0 };
   const body = parsed.value;
   const filter: RecordFilter = body.filter;
+  const after =
+    body.continuation === undefined ? undefined : readContinuation(body.continuation, deps.config.pagingKeys);
+  if (after && !after.ok) return { response: problem(400, `continuation: ${after.error}`), acted: 0 };
 
   const room = await pendingRoom(deps, action, body);
   if (room === 0) {
@@ -192,7 +192,7 @@ export async function bulkActionRequest(
   }
   const [matched, page] = await Promise.all([
     deps.states.countMatching(filter),
-    deps.states.list({ ...filter, limit: room, after: body.continuation }),
+    deps.states.list({ ...filter, limit: room, after: after?.value }),
   ]);
   const operator = auditName(principal);
   const decide = operatorDecision(action, {
@@ -208,7 +208,7 @@ export async function bulkActionRequest(
     acted: actedOn.length,
     refused: page.items.length - actedOn.length,
     sample: actedOn.slice(0, BULK_SAMPLE_SIZE),
-    continuation: page.next ? encodeContinuation(page.next) : null,
+    continuation: page.next ? issueContinuation(page.next, deps.config.pagingKeys) : null,
     remaining: page.next ? await deps.states.countMatching(filter, page.next) : 0,
   };
   if (!body.dryRun) {

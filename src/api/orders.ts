@@ -21,7 +21,8 @@ import {
 } from "../domain";
 import { statusMessagesFromHistory } from "../domain/statusMessages";
 import { recordSubmission, validateOrder, type SubmissionOutcome } from "../submission/submit";
-import { continuationParam, encodeContinuation, listLimit, routeOrderId, stateFilter } from "./params";
+import { CONTINUATION_PATTERN, issueContinuation } from "./continuation";
+import { continuationParam, listLimit, routeOrderId, stateFilter } from "./params";
 import type { Logger } from "../telemetry/logger";
 import { auditName, type Principal } from "./principal";
 import { describeInfraError, isTransientInfraError } from "../resilience/infraResilience";
@@ -66,7 +67,11 @@ export const orderDetailsSchema = z.strictObject({
 
 export const orderPageSchema = z.strictObject({
   items: z.array(shownStateRecordSchema).describe("Most recently updated first"),
-  continuation: z.string().nullable().describe("Pass it back for the next page; null on the last page"),
+  continuation: z
+    .string()
+    .regex(CONTINUATION_PATTERN)
+    .nullable()
+    .describe("Pass it back unchanged for the next page (an opaque, signed token); null on the last page"),
 });
 
 type OrderStatus = z.infer<typeof orderStatusSchema>;
@@ -220,12 +225,12 @@ export async function listOrdersRequest(deps: Dependencies, request: HttpRequest
   if (!state.ok) return problem(400, state.error);
   const limit = listLimit(request);
   if (!limit.ok) return problem(400, limit.error);
-  const after = continuationParam(request);
+  const after = continuationParam(request, deps.config.pagingKeys);
   if (!after.ok) return problem(400, after.error);
   const page = await deps.states.list({ state: state.value, limit: limit.value, after: after.value });
   return json(200, {
     items: page.items.map((record) => withoutStoreFields(record)),
-    continuation: page.next ? encodeContinuation(page.next) : null,
+    continuation: page.next ? issueContinuation(page.next, deps.config.pagingKeys) : null,
   } satisfies z.infer<typeof orderPageSchema>);
 }
 

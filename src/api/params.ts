@@ -1,8 +1,9 @@
 import type { HttpRequest } from "@azure/functions";
-import { z } from "zod";
-import { isoTimestamp, ORDER_ID_PATTERN, ORDER_ID_RULE, processStateSchema, quoteValue } from "../domain";
+import type { PagingKeys } from "../config";
+import { ORDER_ID_PATTERN, ORDER_ID_RULE, processStateSchema, quoteValue } from "../domain";
 import type { ListPosition } from "../store/stateStore";
 import type { ProcessState } from "../domain";
+import { readContinuation } from "./continuation";
 
 /** A parameter read from a route or a query string: its value, or the 400 message that names the problem. */
 export type Param<T> = { ok: true; value: T } | { ok: false; error: string };
@@ -41,49 +42,12 @@ export function listLimit(request: HttpRequest): Param<number> {
 }
 
 /**
- * The `continuation` of a listing: the position after which the next page starts, as the previous page gave it.
- * It is base64url JSON of that position and nothing else, so a token that does not decode to one (garbage, cut
- * short, edited) is a 400; it is never passed to the store as a cursor and never read as "start again".
+ * The `continuation` of a listing: the position after which the next page starts, as the previous page gave it. A
+ * token this API did not sign (garbage, cut short, edited, made by hand) is a 400 (continuation.ts).
  */
-const positionSchema = z.strictObject({
-  updatedAt: isoTimestamp,
-  orderId: z.string().regex(ORDER_ID_PATTERN),
-});
-
-/** The alphabet and length of a continuation token: base64url of a short JSON position. */
-export const CONTINUATION_PATTERN = /^[A-Za-z0-9_-]{1,400}$/;
-
-export function encodeContinuation(position: ListPosition): string {
-  return Buffer.from(JSON.stringify({ updatedAt: position.updatedAt, orderId: position.orderId })).toString(
-    "base64url",
-  );
-}
-
-export function continuationParam(request: HttpRequest): Param<ListPosition | undefined> {
+export function continuationParam(request: HttpRequest, keys: PagingKeys): Param<ListPosition | undefined> {
   const raw = request.query.get("continuation");
   if (raw === null) return { ok: true, value: undefined };
-  const position = decodeContinuation(raw);
+  const position = readContinuation(raw, keys);
   return position.ok ? position : { ok: false, error: `continuation: ${position.error}` };
-}
-
-/**
- * A continuation token back into the position it encodes, wherever it travels (a query string, a JSON body); the
- * error names no field, for the caller to prefix with where the token was.
- */
-export function decodeContinuation(raw: string): Param<ListPosition> {
-  const refused: Param<never> = {
-    ok: false,
-    error: `expected the continuation of a previous page of this listing, got ${quoteValue(raw, 40)}`,
-  };
-  if (!CONTINUATION_PATTERN.test(raw)) return refused;
-  let decoded: unknown;
-  try {
-    decoded = JSON.parse(Buffer.from(raw, "base64url").toString("utf8"));
-  } catch {
-    return refused;
-  }
-  const position = positionSchema.safeParse(decoded);
-  // Re-encoding must give the same text: no trailing bytes, no second spelling of one position.
-  if (!position.success || encodeContinuation(position.data) !== raw) return refused;
-  return { ok: true, value: position.data };
 }

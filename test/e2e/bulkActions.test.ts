@@ -127,7 +127,12 @@ it("refuses a bad body naming the field, a body that is not JSON, and a reader",
     [
       "retry",
       { filter: { state: "Error" }, continuation: "bm9wZQ" },
-      "continuation: expected the continuation",
+      'continuation: expected the continuation of a previous page of this listing, got "bm9wZQ": not issued by this API (it carries no signature)',
+    ],
+    [
+      "cancel",
+      { filter: { state: "Error" }, continuation: `bm9wZQ.${"A".repeat(43)}` },
+      "not issued by this API (its signature does not match)",
     ],
     ["retry", { filter: { state: "Error" }, all: true }, 'Unrecognized key: "all"'],
     ["retry", "{not json", "body: expected JSON"],

@@ -8,6 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { loadConfig } from "../../src/config";
 import {
   compiledInfra,
   COMPILE_TIMEOUT_MS,
@@ -19,6 +20,11 @@ import {
 
 const { SCHEDULER_CONNECTION_SETTING } = await deployedHostJsonModule();
 const CLIENT_ID = "11111111-2222-3333-4444-555555555555";
+const CONNECTIONS = {
+  ServiceBusConnection: "Endpoint=sb://localhost;SharedAccessKeyName=k;SharedAccessKey=v",
+  CosmosConnection: "AccountEndpoint=https://localhost:8081/;AccountKey=a2V5;",
+};
+const PAGING_KEY_URI = "https://kv-x.vault.azure.net/secrets/paging-token-key";
 
 /** The app settings main.bicep's FUNCTION_APP_SETTINGS output holds, with the identity-bound ones as Azure has them. */
 const appSettings: Record<string, string> = {
@@ -26,6 +32,8 @@ const appSettings: Record<string, string> = {
   ServiceBusConnection__credential: "managedidentity",
   ServiceBusConnection__clientId: CLIENT_ID,
   [SCHEDULER_CONNECTION_SETTING]: `Endpoint=https://dts.example.durabletask.io;Authentication=ManagedIdentity;ClientID=${CLIENT_ID}`,
+  PAGING_TOKEN_KEY: `@Microsoft.KeyVault(SecretUri=${PAGING_KEY_URI})`,
+  PAGING_TOKEN_PREVIOUS_KEY: `@Microsoft.KeyVault(SecretUri=${PAGING_KEY_URI}/0123456789abcdef0123456789abcdef)`,
 };
 
 describeWithBicep("write-local-settings.sh", () => {
@@ -84,6 +92,22 @@ describeWithBicep("write-local-settings.sh", () => {
     expect(local.AzureFunctionsJobHost__extensions__durableTask__storageProvider__connectionStringName).toBe(
       SCHEDULER_CONNECTION_SETTING,
     );
+  });
+
+  it("gives func start, which resolves no Key Vault reference, a paging key of its own that the app accepts", () => {
+    const first = path.join(dir, "paging-1.json");
+    const second = path.join(dir, "paging-2.json");
+    for (const output of [first, second])
+      expect(writeLocalSettings(values, ["--output", output]).status).toBe(0);
+    const [one, two] = [readValues(first), readValues(second)];
+    expect(Object.values(one).filter((value) => value.startsWith("@Microsoft.KeyVault("))).toEqual([]);
+    expect(one).not.toHaveProperty("PAGING_TOKEN_PREVIOUS_KEY");
+    // The other values here are placeholders: the key alone, with connections loadConfig takes.
+    expect(loadConfig({ ...CONNECTIONS, PAGING_TOKEN_KEY: one.PAGING_TOKEN_KEY }).pagingKeys).toEqual({
+      current: one.PAGING_TOKEN_KEY,
+      previous: null,
+    });
+    expect(two.PAGING_TOKEN_KEY).not.toBe(one.PAGING_TOKEN_KEY);
   });
 
   it("refuses to replace an existing file without --force", () => {

@@ -3,6 +3,7 @@
  * amounts and codes that only look valid. Each gets a 4xx that names the problem (never a 500), and changes
  * nothing: the order, its state record and the ledger are what they were. Responses carry no store internals.
  */
+import { createHmac } from "node:crypto";
 import net from "node:net";
 import { describe, expect } from "vitest";
 import { type E2E } from "../support/e2e";
@@ -23,6 +24,12 @@ const it = e2eTest().extend<{ $file: { known: string } }>({
 });
 
 const error = async (res: Response): Promise<string> => ((await res.json()) as { error: string }).error;
+
+interface OrderPage {
+  items: { orderId: string }[];
+  continuation: string | null;
+}
+const ids = (page: OrderPage) => page.items.map((item) => item.orderId);
 
 /** Sends raw bytes, for what fetch would normalise away (a backslash, a '#'); returns the status line's code. */
 function rawStatus(e2e: E2E, requestLine: string): Promise<number> {
@@ -95,36 +102,77 @@ describe("ids in routes", () => {
 });
 
 describe("listing parameters", () => {
-  it("refuse garbage, truncated and edited continuation tokens with 400, never a first page", async ({
+  const PREFIX = /^continuation: expected the continuation of a previous page of this listing, got .+: /;
+
+  it("refuse hand-made, re-signed, edited, truncated and garbage continuation tokens with 400 naming why, never a page", async ({
     e2e,
   }) => {
     for (let i = 0; i < 3; i++) expect((await e2e.submit(e2eOrder("LIST"))).status).toBe(202);
-    const first = (await (await e2e.api("/api/orders?limit=1")).json()) as { continuation: string };
-    expect(first.continuation).toEqual(expect.any(String));
-    const decoded = JSON.parse(Buffer.from(first.continuation, "base64url").toString()) as Record<
-      string,
-      string
-    >;
+    const first = (await (await e2e.api("/api/orders?limit=1")).json()) as OrderPage;
+    const [text, signature] = first.continuation!.split(".") as [string, string];
+    // The position of a real record, as a client could read it out of the token.
+    const position = JSON.parse(Buffer.from(text, "base64url").toString()) as Record<string, string>;
+    expect(Object.keys(position).sort()).toEqual(["orderId", "updatedAt"]);
     const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
-    const tokens = {
-      garbage: "!!!not-a-token!!!",
-      "not base64 JSON": Buffer.from("hello").toString("base64url"),
-      truncated: first.continuation.slice(0, -4),
-      "extra field": encode({ ...decoded, skip: 1000 }),
-      "edited to an invalid id": encode({ ...decoded, orderId: "x' OR 1=1 --" }),
-      "edited timestamp": encode({ ...decoded, updatedAt: "yesterday" }),
-      "a Cosmos DB token": encode([
-        { compositeToken: "-RID:~abc", orderByItems: [], rid: "abc", skipCount: 0 },
-      ]),
-      empty: "",
+    const signedWith = (key: string, value: string) =>
+      `${value}.${createHmac("sha256", key).update(value).digest("base64url")}`;
+    const unsigned = "not issued by this API (it carries no signature)";
+    const mismatch = "not issued by this API (its signature does not match)";
+    const malformed = "malformed (expected <position>.<signature>, both base64url)";
+    const tokens: Record<string, [string, string]> = {
+      "a real position, hand-made and unsigned": [encode(position), unsigned],
+      "a real position, signed with another key": [
+        signedWith("a-key-that-is-not-this-api's-key", text),
+        mismatch,
+      ],
+      "an edited id, the signature kept": [
+        `${encode({ ...position, orderId: "x' OR 1=1 --" })}.${signature}`,
+        mismatch,
+      ],
+      "an extra field, the signature kept": [`${encode({ ...position, skip: 1000 })}.${signature}`, mismatch],
+      "an edited timestamp, the signature kept": [
+        `${encode({ ...position, updatedAt: "yesterday" })}.${signature}`,
+        mismatch,
+      ],
+      "the signature of another position": [
+        `${encode({ ...position, orderId: "OTHER" })}.${signature}`,
+        mismatch,
+      ],
+      truncated: [first.continuation!.slice(0, -4), malformed],
+      "no signature": [text, unsigned],
+      garbage: ["!!!not-a-token!!!", malformed],
+      "not base64 JSON": [Buffer.from("hello").toString("base64url"), unsigned],
+      "a Cosmos DB token": [
+        encode([{ compositeToken: "-RID:~abc", orderByItems: [], rid: "abc", skipCount: 0 }]),
+        unsigned,
+      ],
+      empty: ["", malformed],
     };
-    for (const [name, token] of Object.entries(tokens)) {
+    for (const [name, [token, why]] of Object.entries(tokens)) {
       const res = await e2e.api(`/api/orders?limit=1&continuation=${encodeURIComponent(token)}`);
       expect(res.status, name).toBe(400);
-      expect(await error(res), name).toMatch(/^continuation: expected the continuation of a previous page/);
+      const message = await error(res);
+      expect(message, name).toMatch(PREFIX);
+      expect(message.endsWith(`: ${why}`), `${name}: ${message}`).toBe(true);
     }
-    const next = await e2e.api(`/api/orders?limit=1&continuation=${first.continuation}`);
-    expect(next.status).toBe(200);
+  });
+
+  it("continue from the token of the previous page, as the API gave it", async ({ e2e }) => {
+    for (let i = 0; i < 3; i++) expect((await e2e.submit(e2eOrder("PAGE"))).status).toBe(202);
+    // Listed at one moment and then page by page: the same orders, in the same order, while nothing moves them.
+    await expect
+      .poll(
+        async () => {
+          const two = (await (await e2e.api("/api/orders?limit=2")).json()) as OrderPage;
+          const page1 = (await (await e2e.api("/api/orders?limit=1")).json()) as OrderPage;
+          const page2 = (await (
+            await e2e.api(`/api/orders?limit=1&continuation=${encodeURIComponent(page1.continuation!)}`)
+          ).json()) as OrderPage;
+          return { listed: ids(two), paged: [...ids(page1), ...ids(page2)] };
+        },
+        { timeout: 20_000, interval: 200, message: "pages 1 and 2 are the first two orders" },
+      )
+      .toSatisfy(({ listed, paged }) => listed.length === 2 && paged.join() === listed.join());
   });
 
   it("refuse a bad limit or state naming it", async ({ e2e }) => {

@@ -13,6 +13,9 @@ import { DEFAULT_FIXTURE } from "./fixtureWorkflows";
 export const T0 = new Date("2026-11-29T10:00:00.000Z");
 export const at = (seconds: number): Date => new Date(T0.getTime() + seconds * 1000);
 
+/** A PAGING_TOKEN_KEY for tests that build the config from a few settings: it has no default. */
+export const TEST_PAGING_KEY = "test-paging-key-of-the-tests-that-load-a-config";
+
 /** The status queue the sample order asks to hear about it on. */
 export const SAMPLE_REPLY_TO = "status-demo";
 

@@ -79,6 +79,7 @@ export const REQUIRED_APP_SETTINGS = [
   "REMOTE_SERVICES_URL",
   "SERVICE_URLS",
   "TRACE_SAMPLING_RATIO",
+  "PAGING_TOKEN_KEY",
   "DURABLE_TASK_SCHEDULER_CONNECTION_STRING",
 ];
 
@@ -151,12 +152,14 @@ export function describeWithBicep(title: string, body: () => void): void {
 /**
  * The parameter sets evaluated with `bicep snapshot`: operators signing in (and a developer with data access), no
  * sign-in set up, the other capacity choices (the Durable Task Scheduler backend and serverless Cosmos DB) with one
- * service's URL set, and a staging environment with chaos on, whose appSettingOverrides try to change the chaos
- * settings.
+ * service's URL set and a rotation of the paging key under way, and a staging environment with chaos on, whose
+ * appSettingOverrides try to change the chaos settings.
  */
 const firstService = processServices[0]!.name;
 const firstServiceUrl = `https://${firstService}.contoso.example`;
 const servicesUrl = "https://services.contoso.example";
+/** A Key Vault secret version: 32 hex digits. */
+const previousKeyVersion = "0123456789abcdef0123456789abcdef";
 
 export interface Deployment {
   /** The operators' app registration, when sign-in is set up. */
@@ -169,6 +172,9 @@ export interface Deployment {
   chaos: boolean;
   /** The remoteServicesUrl and serviceUrlList parameters, when set. */
   serviceUrls: { remoteServicesUrl?: string; serviceUrlList?: string };
+  /** The pagingTokenPreviousKeyVersion parameter, when a rotation is under way. */
+  previousKeyVersion?: string;
+
   /** Its lines of the .bicepparam file, beside the parameters every deployment needs. */
   params: string[];
 }
@@ -190,11 +196,13 @@ export const DEPLOYMENTS: Record<DeploymentName, Deployment> = {
     serverless: true,
     chaos: false,
     serviceUrls: { remoteServicesUrl: servicesUrl, serviceUrlList: `${firstService}=${firstServiceUrl}` },
+    previousKeyVersion,
     params: [
       "param durableBackend = 'DurableTaskScheduler'",
       "param cosmosCapacityMode = 'Serverless'",
       `param remoteServicesUrl = '${servicesUrl}'`,
       `param serviceUrlList = '${firstService}=${firstServiceUrl}'`,
+      `param pagingTokenPreviousKeyVersion = '${previousKeyVersion}'`,
     ],
   },
   "with-chaos": {

@@ -3,11 +3,14 @@ import { describe, expect, it } from "vitest";
 import {
   ConfigError,
   HOST_BODY_LIMIT_SETTING,
+  LOCAL_PAGING_KEY_PREFIX,
+  MIN_PAGING_KEY_LENGTH,
   SETTING_NAMES,
   hostRequestBodyLimit,
   loadConfig,
 } from "../../src/config";
 import { AGENT_NAMES } from "../../src/domain";
+import { TEST_PAGING_KEY } from "../support/domain";
 
 const sample = JSON.parse(readFileSync("local.settings.sample.json", "utf8")) as {
   Values: Record<string, string>;
@@ -58,7 +61,7 @@ describe("config", () => {
   it("fills defaults for timings and limits that are not set", () => {
     const env = localEnv();
     for (const name of SETTING_NAMES) delete env[name];
-    const config = loadConfig(env);
+    const config = loadConfig({ ...env, PAGING_TOKEN_KEY: TEST_PAGING_KEY });
     expect(config).toMatchObject({
       cosmosDatabase: "sas",
       maxInFlight: 50,
@@ -256,7 +259,12 @@ describe("config", () => {
           /^CHAOS_ENABLED=true: refused in production \(AZURE_FUNCTIONS_ENVIRONMENT="Production"\)/,
         ),
       ]);
-      const azure = { ...localEnv(), OPERATOR_AUTH: "platform", WEBSITE_SITE_NAME: "func-x" };
+      const azure = {
+        ...localEnv(),
+        OPERATOR_AUTH: "platform",
+        WEBSITE_SITE_NAME: "func-x",
+        PAGING_TOKEN_KEY: TEST_PAGING_KEY,
+      };
       expect(problemsOf({ ...azure, ...chaosOn })).toEqual([
         expect.stringMatching(
           /^CHAOS_ENABLED=true: refused in production \(AZURE_FUNCTIONS_ENVIRONMENT is unset in Azure/,
@@ -271,6 +279,74 @@ describe("config", () => {
       expect(problemsOf({ ...azure, CHAOS_ENABLED: "true" })).toHaveLength(1);
       // Off, chaos asks nothing of the environment: production starts as before.
       expect(loadConfig(azure).chaos).toBeNull();
+    });
+  });
+  describe("paging keys", () => {
+    const longEnough = "k".repeat(MIN_PAGING_KEY_LENGTH);
+
+    it("reads the key continuation tokens are signed with, and the previous one when set", () => {
+      expect(loadConfig(localEnv()).pagingKeys).toEqual({
+        current: sample.Values.PAGING_TOKEN_KEY,
+        previous: null,
+      });
+      expect(
+        loadConfig({
+          ...localEnv(),
+          PAGING_TOKEN_KEY: ` ${longEnough} `,
+          PAGING_TOKEN_PREVIOUS_KEY: TEST_PAGING_KEY,
+        }).pagingKeys,
+      ).toEqual({ current: longEnough, previous: TEST_PAGING_KEY });
+    });
+
+    it("refuses to start without a key, saying what to put there", () => {
+      const { PAGING_TOKEN_KEY: _key, ...env } = localEnv();
+      for (const missing of [env, { ...env, PAGING_TOKEN_KEY: "  " }]) {
+        expect(problemsOf(missing)).toEqual([
+          `PAGING_TOKEN_KEY: required: the key continuation tokens are signed with, the same on every instance: ` +
+            `at least ${MIN_PAGING_KEY_LENGTH} characters, such as the output of \`openssl rand -base64 48\` ` +
+            "(in Azure, a Key Vault reference infra/ writes)",
+        ]);
+      }
+    });
+
+    it("refuses a short key or an unresolved Key Vault reference, for either setting, never quoting the value", () => {
+      const short = "s3cret-but-short";
+      const reference =
+        "@Microsoft.KeyVault(SecretUri=https://kv-x.vault.azure.net/secrets/paging-token-key)";
+      const problems = problemsOf({
+        ...localEnv(),
+        PAGING_TOKEN_KEY: short,
+        PAGING_TOKEN_PREVIOUS_KEY: reference,
+      });
+      expect(problems).toEqual([
+        `PAGING_TOKEN_KEY: expected at least ${MIN_PAGING_KEY_LENGTH} characters, such as the output of ` +
+          `\`openssl rand -base64 48\`, got ${short.length} characters`,
+        expect.stringMatching(
+          /^PAGING_TOKEN_PREVIOUS_KEY: a Key Vault reference the platform did not resolve: the app's identity needs Key Vault Secrets User/,
+        ),
+      ]);
+      expect(problems.join("\n")).not.toContain(short);
+      expect(problems.join("\n")).not.toContain("kv-x");
+      expect(problemsOf({ ...localEnv(), PAGING_TOKEN_KEY: longEnough.slice(1) })).toHaveLength(1);
+    });
+
+    it("ships a key for local runs only, which Azure refuses, as current or previous key", () => {
+      expect(sample.Values.PAGING_TOKEN_KEY!.startsWith(LOCAL_PAGING_KEY_PREFIX)).toBe(true);
+      const azure = { ...localEnv(), OPERATOR_AUTH: "platform", WEBSITE_SITE_NAME: "func-x" };
+      expect(problemsOf(azure)).toEqual([
+        `PAGING_TOKEN_KEY: a key for local runs (it starts with "${LOCAL_PAGING_KEY_PREFIX}") is not allowed in ` +
+          "Azure (WEBSITE_SITE_NAME is set); use the Key Vault reference infra/ writes",
+      ]);
+      expect(
+        problemsOf({
+          ...azure,
+          PAGING_TOKEN_KEY: TEST_PAGING_KEY,
+          PAGING_TOKEN_PREVIOUS_KEY: sample.Values.PAGING_TOKEN_KEY,
+        }),
+      ).toEqual([expect.stringMatching(/^PAGING_TOKEN_PREVIOUS_KEY: a key for local runs/)]);
+      expect(loadConfig({ ...azure, PAGING_TOKEN_KEY: TEST_PAGING_KEY }).pagingKeys.current).toBe(
+        TEST_PAGING_KEY,
+      );
     });
   });
 });

@@ -29,6 +29,7 @@ import { withGeneratedSections } from "../../tools/docSections";
 import { costSource, renderCostSection } from "../../bench/costReport";
 import { renderTimingExample } from "../../tools/timingExample";
 import { renderProcessSteps, renderServiceContract, renderServiceUrlSettings } from "../../tools/processDocs";
+import { TEST_PAGING_KEY } from "../support/domain";
 
 const UPDATE = process.env.UPDATE_DOCS === "1";
 
@@ -63,6 +64,7 @@ function timingSections(): Record<string, string> {
   const connections = {
     ServiceBusConnection: "Endpoint=sb://localhost;SharedAccessKeyName=k;SharedAccessKey=v",
     CosmosConnection: "AccountEndpoint=https://localhost:8081/;AccountKey=a2V5;",
+    PAGING_TOKEN_KEY: TEST_PAGING_KEY,
   };
   const steps = Math.max(
     ...defaultWorkflows()

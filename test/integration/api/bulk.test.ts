@@ -20,7 +20,7 @@ import {
 import { createCosmosClient } from "../../../src/store/cosmos";
 import { StateStore, type ListPosition, type RecordFilter } from "../../../src/store/stateStore";
 import { emulatorConfigFiles } from "../../../tools/repository";
-import { at, ok, pendingRecord, sampleOrder } from "../../support/domain";
+import { at, ok, pendingRecord, sampleOrder, TEST_PAGING_KEY } from "../../support/domain";
 
 const appCosmos = loadCosmosConfig(emulatorConfigFiles().cosmos).databases[0]!;
 const stateDefinition = appCosmos.containers.find((c) => c.id === "state")!;
@@ -28,6 +28,7 @@ const ENV = {
   ServiceBusConnection:
     "Endpoint=sb://127.0.0.1:5672;SharedAccessKeyName=k;SharedAccessKey=v;UseDevelopmentEmulator=true",
   CosmosConnection: "AccountEndpoint=http://127.0.0.1:8081/;AccountKey=a2V5;",
+  PAGING_TOKEN_KEY: TEST_PAGING_KEY,
 };
 const ada: Principal = {
   id: "oid-ada",
@@ -127,6 +128,20 @@ describe("bulk retry", () => {
     expect(race3.history.filter((h) => h.event === "operatorRetry").map((h) => h.by)).toEqual([
       "operator:bob@contoso.com",
     ]);
+  });
+
+  it("refuses a continuation this API did not sign, naming it, before it reads or moves anything", async () => {
+    await inError("FORGED-1", 100);
+    const before = await store.get("FORGED-1");
+    store.between = () => Promise.reject(new Error("the page was read"));
+    const position = Buffer.from(JSON.stringify({ updatedAt: at(200).toISOString(), orderId: "FORGED-1" }));
+    const response = await call({ filter: { state: "Error" }, continuation: position.toString("base64url") });
+    expect(response.status).toBe(400);
+    expect((response.jsonBody as { error: string }).error).toMatch(
+      /^continuation: expected the continuation of a previous page of this listing, got .+: not issued by this API \(it carries no signature\)$/,
+    );
+    expect(await store.get("FORGED-1")).toEqual(before);
+    store.between = undefined;
   });
 
   it("filters by error code and by a half-open window on updatedAt", async () => {

@@ -4,7 +4,6 @@
  */
 import { describe, expect, it } from "vitest";
 import { BULK_LIMIT, BULK_STATES, bulkActionBody, bulkDetail } from "../../../src/api/bulk";
-import { encodeContinuation } from "../../../src/api/params";
 import { validateBody } from "../../../src/domain";
 
 const parse = (action: "retry" | "cancel", body: unknown) => validateBody(bulkActionBody(action), body);
@@ -23,7 +22,8 @@ describe("bulk action body", () => {
   });
 
   it("takes every field, spelling the times as the store writes them", () => {
-    const continuation = encodeContinuation({ updatedAt: "2025-03-01T10:00:00.000Z", orderId: "ORD-7" });
+    // Kept as given: the handler reads it with the paging keys (test/unit/api/continuation.test.ts).
+    const continuation = "eyJ1cGRhdGVkQXQiOiIyMDI1In0.signature";
     const result = parse("cancel", {
       filter: {
         state: "Pending",
@@ -48,7 +48,7 @@ describe("bulk action body", () => {
         dryRun: true,
         reason: "payment outage of 1 March",
         limit: 1000,
-        continuation: { updatedAt: "2025-03-01T10:00:00.000Z", orderId: "ORD-7" },
+        continuation,
       },
     });
   });
@@ -99,7 +99,6 @@ describe("bulk action body", () => {
     [{ filter: { state: "Error" }, reason: "csi\u009b31m" }, "reason: expected no control characters"],
     [{ filter: { state: "Error" }, reason: "a\u2028b" }, "reason: expected no control characters"],
     [{ filter: { state: "Error" }, reason: "a\u202eb" }, "reason: expected no control characters"],
-    [{ filter: { state: "Error" }, continuation: "not a token!" }, "continuation: expected the continuation"],
     [{ filter: { state: "Error" }, continuation: 12 }, "continuation: expected the continuation"],
     [{ filter: { state: "Error" }, force: true }, '(root): Unrecognized key: "force"'],
     [[], "(root): JSON array of 0 items, expected a JSON object"],

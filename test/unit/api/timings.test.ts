@@ -4,10 +4,12 @@ import { loadConfig } from "../../../src/config";
 import { defaultWorkflows, timingBudget, type WorkflowDefinition } from "../../../src/domain";
 import { orderWorkflowV1 } from "../../../src/domain/process";
 import { WorkflowRegistry } from "../../../src/domain/workflow";
+import { TEST_PAGING_KEY } from "../../support/domain";
 
 const env = {
   ServiceBusConnection: "Endpoint=sb://localhost;SharedAccessKeyName=k;SharedAccessKey=v",
   CosmosConnection: "AccountEndpoint=https://localhost:8081/;AccountKey=a2V5;",
+  PAGING_TOKEN_KEY: TEST_PAGING_KEY,
 };
 
 describe("GET /api/timings", () => {

@@ -10,6 +10,7 @@ import { TUNING_KNOBS } from "../../../src/dashboard/browser/tuningKnobs";
 import { readBrowserModules } from "../../../src/dashboard/browserModules";
 import { dashboardContentSecurityPolicy, renderDashboardPage } from "../../../src/dashboard/page";
 import { PROCESS_STATES, timingBudget, type TimingBudget, type TimingInputs } from "../../../src/domain";
+import { TEST_PAGING_KEY } from "../../support/domain";
 
 const options = {
   apiBase: "/api/",
@@ -184,6 +185,7 @@ describe("DASHBOARD_SIMULATOR_URL", () => {
     ServiceBusConnection:
       "Endpoint=sb://127.0.0.1:5672;SharedAccessKeyName=k;SharedAccessKey=v;UseDevelopmentEmulator=true",
     CosmosConnection: "AccountEndpoint=http://127.0.0.1:8081/;AccountKey=a2V5;",
+    PAGING_TOKEN_KEY: TEST_PAGING_KEY,
   };
 
   it("is empty unless set (no playground in Azure), and loses a trailing slash", () => {

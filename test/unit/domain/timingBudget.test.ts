@@ -20,6 +20,7 @@ import {
 import { deriveBound } from "../../../tools/soak/invariants";
 import { SOAK_TIMINGS } from "../../../tools/soak/soak";
 import { TUNING_KNOBS } from "../../../src/dashboard/browser/tuningKnobs";
+import { TEST_PAGING_KEY } from "../../support/domain";
 
 /** The steps of the declared process (src/domain/process.ts): the figures below that depend on them say so. */
 const STEPS = orderWorkflowV1.steps.length;
@@ -42,6 +43,7 @@ const DEFAULTS: TimingInputs = {
 const connections = {
   ServiceBusConnection: "Endpoint=sb://localhost;SharedAccessKeyName=k;SharedAccessKey=v",
   CosmosConnection: "AccountEndpoint=https://localhost:8081/;AccountKey=a2V5;",
+  PAGING_TOKEN_KEY: TEST_PAGING_KEY,
 };
 
 describe("timing formulas", () => {
