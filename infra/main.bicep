@@ -137,34 +137,12 @@ var developers principal[] = empty(principalId) ? [] : [{ id: principalId, type:
 var minPagingKeyLength = 32
 var pagingKey = length(pagingTokenKey) >= minPagingKeyLength ? pagingTokenKey : '${pagingTokenKey}${pagingTokenKeySeed}'
 
-// Tuning defaults (docs/configuration.md). Strings, because app settings are strings; the app validates them
-// at start-up. Override any of them with appSettingOverrides instead of editing this file. The two deadlines
-// come from the latency budget of one step in Azure (docs/deployment.md, "Latency budget"): a step's hops
-// take up to 24 s when every function group is warm, and up to 30 s more when a group has to scale out, so
-// STEP_TIMEOUT_SECONDS is 60 (the local default, 30, assumes instant hops); a claim's hops take up to 35 s
-// from a cold durable group.
-var tuningDefaults = {
-  STARTER_SCHEDULE: '*/5 * * * * *'
-  SUPERVISOR_SCHEDULE: '*/15 * * * * *'
-  STEP_TIMEOUT_SECONDS: '60'
-  CLAIM_TIMEOUT_SECONDS: '60'
-  SUPERVISOR_MAX_FAILURES: '3'
-  SUPERVISOR_BACKOFF_SECONDS: '10'
-  SUPERVISOR_PAGE_SIZE: '100'
-  SUPERVISOR_WINDOW_HOURS: '24'
-  SUPERVISOR_LEASE_SECONDS: '60'
-  MAX_IN_FLIGHT: '50'
-  MAX_PENDING_BACKLOG: '1000'
-  RETRY_BUDGET_PER_STEP: '30'
-  AGENT_MAX_ATTEMPTS: '3'
-  AGENT_ATTEMPT_TIMEOUT_SECONDS: '5'
-  BREAKER_OPEN_SECONDS: '30'
-  OUTAGE_MAX_SECONDS: '3600'
-  MAX_REQUEST_BYTES: '65536'
-  // Share of orders whose whole trace goes to Application Insights (docs/operations.md, "Tracing"); lower it
-  // when ingestion costs more than the traces are worth.
-  TRACE_SAMPLING_RATIO: '1'
-}
+// The settings Azure ships (docs/configuration.md), written from the settings table of src/config.ts by
+// `npm run docs:update`: a setting added there comes here with no edit of this file. Strings, because app
+// settings are strings; the app validates them at start-up. Override any of them with appSettingOverrides
+// instead of editing either file; a value that differs from the local default (STEP_TIMEOUT_SECONDS, from the
+// latency budget of a step's hops in Azure: docs/deployment.md) says why in the table.
+var tuningDefaults = loadJsonContent('app-settings.json').shipped
 
 // The process's remote services, each with its request queue and agent function: written from
 // the declaration in src/domain/process.ts by `npm run docs:update` (a unit test fails while it is stale).

@@ -158,6 +158,16 @@ export interface Setting<S extends z.ZodType = z.ZodType> {
   readonly schema: S;
   readonly default: string;
   readonly secret?: true;
+  /**
+   * Where a deployed app's value comes from. `shipped` (when absent): infra/app-settings.json, written from this
+   * table by `npm run docs:update` and read by infra/main.bicep, with `azure` as the value when Azure wants another
+   * than `default`; so a setting added here reaches Azure without a hand-kept list. `infrastructure`: main.bicep
+   * sets it from what it deploys (a database name, a queue's MaxDeliveryCount, a Key Vault reference), and a test
+   * of test/infra checks it does. `local`: a local tool's, never set in Azure.
+   */
+  readonly inAzure?: "shipped" | "infrastructure" | "local";
+  /** The value Azure ships, where it is not `default` (only for `shipped` settings). */
+  readonly azure?: string;
 }
 
 type SettingTable = { readonly [key: string]: Setting };
@@ -173,11 +183,13 @@ type Parsed<T extends SettingTable> = { -readonly [K in keyof T]: z.output<T[K][
 const SETTING_TABLE = {
   cosmosDatabase: {
     name: "COSMOS_DATABASE",
+    inAzure: "infrastructure",
     schema: z.string().trim().min(1, { error: "expected a database name" }),
     default: "sas",
   },
   taskHubName: {
     name: "TASK_HUB_NAME",
+    inAzure: "infrastructure",
     schema: z
       .string()
       .trim()
@@ -188,7 +200,17 @@ const SETTING_TABLE = {
   },
   starterSchedule: { name: "STARTER_SCHEDULE", schema: ncrontab, default: "*/5 * * * * *" },
   supervisorSchedule: { name: "SUPERVISOR_SCHEDULE", schema: ncrontab, default: "*/15 * * * * *" },
-  stepTimeoutSeconds: { name: "STEP_TIMEOUT_SECONDS", schema: positiveInt("seconds"), default: "30" },
+  /**
+   * 60 in Azure, from the latency budget of one step there (docs/deployment.md, "Latency budget"): a step's hops
+   * take up to 24 s when every function group is warm, and up to 30 s more when a group has to scale out; the
+   * local default assumes instant hops.
+   */
+  stepTimeoutSeconds: {
+    name: "STEP_TIMEOUT_SECONDS",
+    schema: positiveInt("seconds"),
+    default: "30",
+    azure: "60",
+  },
   claimTimeoutSeconds: { name: "CLAIM_TIMEOUT_SECONDS", schema: positiveInt("seconds"), default: "60" },
   supervisorMaxFailures: {
     name: "SUPERVISOR_MAX_FAILURES",
@@ -222,11 +244,17 @@ const SETTING_TABLE = {
   },
   agentRequestMaxDeliveryCount: {
     name: "AGENT_REQUEST_MAX_DELIVERY_COUNT",
+    inAzure: "infrastructure",
     schema: positiveInt("the *-requests queues' MaxDeliveryCount"),
     default: "2",
   },
   /** How long a remote service's shared circuit breaker stays open before one probe call (doubling per failed probe). */
-  breakerOpenSeconds: { name: "BREAKER_OPEN_SECONDS", schema: positiveInt("seconds"), default: "10" },
+  breakerOpenSeconds: {
+    name: "BREAKER_OPEN_SECONDS",
+    schema: positiveInt("seconds"),
+    default: "10",
+    azure: "30",
+  },
   /**
    * How long an order may wait parked for an unavailable service before its attempts count as failures again
    * (and it can end in Error, with an alert of its own).
@@ -238,18 +266,26 @@ const SETTING_TABLE = {
    * The key continuation tokens are signed with (src/api/continuation.ts). A setting, not made up per process, so
    * that a token one instance gave is read by every other, and after a restart. In Azure a Key Vault reference.
    */
-  pagingTokenKey: { name: "PAGING_TOKEN_KEY", schema: pagingKey, default: "", secret: true },
+  pagingTokenKey: {
+    name: "PAGING_TOKEN_KEY",
+    schema: pagingKey,
+    default: "",
+    secret: true,
+    inAzure: "infrastructure",
+  },
   /**
    * The key before the last rotation, read but never signed with, so that a rotation breaks no paging in flight.
    */
   pagingTokenPreviousKey: {
     name: "PAGING_TOKEN_PREVIOUS_KEY",
+    inAzure: "infrastructure",
     schema: previousPagingKey,
     default: "",
     secret: true,
   },
   statusQueuePrefix: {
     name: "STATUS_QUEUE_PREFIX",
+    inAzure: "infrastructure",
     schema: z
       .string()
       .trim()
@@ -262,6 +298,7 @@ const SETTING_TABLE = {
    */
   statusQueues: {
     name: "STATUS_QUEUES",
+    inAzure: "infrastructure",
     schema: z
       .string()
       .trim()
@@ -286,6 +323,7 @@ const SETTING_TABLE = {
    */
   operatorAuth: {
     name: "OPERATOR_AUTH",
+    inAzure: "infrastructure",
     schema: z.enum(["platform", "header"], { error: "expected platform or header" }),
     default: "platform",
   },
@@ -295,6 +333,7 @@ const SETTING_TABLE = {
    */
   remoteServicesUrl: {
     name: "REMOTE_SERVICES_URL",
+    inAzure: "infrastructure",
     // The service's name is appended: http://host/ would otherwise give http://host//<service>.
     schema: url.transform((v) => v.replace(/\/+$/, "")),
     default: "http://127.0.0.1:7081",
@@ -306,6 +345,7 @@ const SETTING_TABLE = {
    */
   serviceUrlList: {
     name: "SERVICE_URLS",
+    inAzure: "infrastructure",
     schema: z
       .string()
       .trim()
@@ -318,6 +358,7 @@ const SETTING_TABLE = {
    */
   dashboardSimulatorUrl: {
     name: "DASHBOARD_SIMULATOR_URL",
+    inAzure: "local",
     schema: z
       .string()
       .trim()
@@ -335,6 +376,7 @@ const SETTING_TABLE = {
    */
   chaosEnabled: {
     name: "CHAOS_ENABLED",
+    inAzure: "infrastructure",
     schema: z
       .string()
       .trim()
@@ -346,6 +388,7 @@ const SETTING_TABLE = {
   /** The agents whose calls chaos hits: `*` or some of the declared services (src/domain/process.ts). */
   chaosServices: {
     name: "CHAOS_SERVICES",
+    inAzure: "infrastructure",
     schema: z
       .string()
       .trim()
@@ -368,9 +411,10 @@ const SETTING_TABLE = {
     default: "*",
   },
   /** Share of attempts delayed by CHAOS_LATENCY_SECONDS before the call. */
-  chaosLatencyRate: { name: "CHAOS_LATENCY_RATE", schema: share, default: "0" },
+  chaosLatencyRate: { name: "CHAOS_LATENCY_RATE", schema: share, default: "0", inAzure: "infrastructure" },
   chaosLatencySeconds: {
     name: "CHAOS_LATENCY_SECONDS",
+    inAzure: "infrastructure",
     schema: z
       .string()
       .trim()
@@ -382,13 +426,14 @@ const SETTING_TABLE = {
     default: "10",
   },
   /** Share of attempts failed before the call, as a refused connection would fail them. */
-  chaosFaultRate: { name: "CHAOS_FAULT_RATE", schema: share, default: "0" },
+  chaosFaultRate: { name: "CHAOS_FAULT_RATE", schema: share, default: "0", inAzure: "infrastructure" },
   /**
    * Where the app's spans go when Application Insights is not configured (docs/operations.md#tracing): nowhere,
    * a bounded buffer in this process that GET /api/orders/{orderId}/trace and the dashboard read, or stdout.
    */
   localTracing: {
     name: "LOCAL_TRACING",
+    inAzure: "local",
     schema: z.enum(["off", "memory", "console"], { error: "expected off, memory or console" }),
     default: "off",
   },
@@ -441,6 +486,24 @@ const ALL_SETTINGS = Object.values(SETTING_TABLE);
 
 export type SettingName = (typeof ALL_SETTINGS)[number]["name"];
 export const SETTING_NAMES: SettingName[] = ALL_SETTINGS.map((setting) => setting.name);
+/**
+ * infra/app-settings.json's `shipped` object: every `shipped` setting with the value Azure gets unless
+ * appSettingOverrides says otherwise (tools/appSettingsFile.ts writes the file; main.bicep reads it).
+ */
+export function shippedAzureSettings(): Record<string, string> {
+  return Object.fromEntries(
+    ALL_SETTINGS.flatMap((setting: Setting) =>
+      (setting.inAzure ?? "shipped") === "shipped" ? [[setting.name, setting.azure ?? setting.default]] : [],
+    ),
+  );
+}
+
+/** The settings main.bicep sets from what it deploys, and the local tools' own: neither is in app-settings.json. */
+export const SETTINGS_BY_ORIGIN = {
+  infrastructure: ALL_SETTINGS.filter((s: Setting) => s.inAzure === "infrastructure").map((s) => s.name),
+  local: ALL_SETTINGS.filter((s: Setting) => s.inAzure === "local").map((s) => s.name),
+};
+
 /** Setting name → its schema and default, for the docs and the tests that quote the defaults. */
 export const SETTINGS: Record<SettingName, Setting> = indexByName(ALL_SETTINGS);
 

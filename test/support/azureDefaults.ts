@@ -1,15 +1,13 @@
 /**
  * What the Azure deployment gives the app, read from the files that ship it, so tests of "the shipped Azure
- * settings" use them rather than a copy: main.bicep's tuning defaults and host.json's queue polling interval.
+ * settings" use them rather than a copy: the app settings main.bicep ships (infra/app-settings.json) and host.json's queue polling interval.
  */
 import { readFileSync } from "node:fs";
 
-/** The tuning defaults main.bicep gives the app in Azure (its tuningDefaults variable). */
+/** The settings main.bicep gives the app in Azure before any override: infra/app-settings.json, which it reads. */
 export function azureTuningDefaults(): Record<string, string> {
-  const bicep = readFileSync("infra/main.bicep", "utf8");
-  const block = /var tuningDefaults = \{([\s\S]*?)\n\}/.exec(bicep)?.[1];
-  if (!block) throw new Error("infra/main.bicep has no `var tuningDefaults = { ... }` block");
-  return Object.fromEntries([...block.matchAll(/^\s*([A-Z_]+): '([^']*)'/gm)].map((m) => [m[1]!, m[2]!]));
+  return (JSON.parse(readFileSync("infra/app-settings.json", "utf8")) as { shipped: Record<string, string> })
+    .shipped;
 }
 
 /** host.json's durableTask.storageProvider.maxQueuePollingInterval, in seconds (the extension's default: 30). */

@@ -17,6 +17,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe } from "vitest";
 import { repositoryRoot } from "../../tools/repository";
+import { HOST_BODY_LIMIT_SETTING, SETTINGS_BY_ORIGIN, SETTING_NAMES } from "../../src/config";
 
 export const ROOT = repositoryRoot(__dirname);
 
@@ -38,7 +39,11 @@ export interface ProcessService {
 export const processServices = readJson<{ services: ProcessService[] }>("infra/process.json").services;
 export const requestQueues = processServices.map((s) => s.requestQueue);
 
-/** The settings every deployment must give the app (docs/configuration.md). */
+/**
+ * The settings every deployment must give the app (docs/configuration.md): the host's and the connections', which
+ * the platform reads, and every setting of the app's table but the local tools' own, taken from the table so that
+ * a setting added there and left out of infra/ fails here.
+ */
 export const REQUIRED_APP_SETTINGS = [
   "AzureWebJobsStorage__accountName",
   "AzureWebJobsStorage__blobServiceUri",
@@ -54,33 +59,9 @@ export const REQUIRED_APP_SETTINGS = [
   "CosmosConnection__clientId",
   "APPLICATIONINSIGHTS_CONNECTION_STRING",
   "APPLICATIONINSIGHTS_AUTHENTICATION_STRING",
-  "COSMOS_DATABASE",
-  "TASK_HUB_NAME",
-  "STARTER_SCHEDULE",
-  "SUPERVISOR_SCHEDULE",
-  "STEP_TIMEOUT_SECONDS",
-  "CLAIM_TIMEOUT_SECONDS",
-  "SUPERVISOR_MAX_FAILURES",
-  "SUPERVISOR_BACKOFF_SECONDS",
-  "SUPERVISOR_PAGE_SIZE",
-  "SUPERVISOR_WINDOW_HOURS",
-  "SUPERVISOR_LEASE_SECONDS",
-  "MAX_IN_FLIGHT",
-  "MAX_PENDING_BACKLOG",
-  "RETRY_BUDGET_PER_STEP",
-  "AGENT_MAX_ATTEMPTS",
-  "AGENT_ATTEMPT_TIMEOUT_SECONDS",
-  "AGENT_REQUEST_MAX_DELIVERY_COUNT",
-  "MAX_REQUEST_BYTES",
-  "FUNCTIONS_REQUEST_BODY_SIZE_LIMIT",
-  "STATUS_QUEUE_PREFIX",
-  "STATUS_QUEUES",
-  "OPERATOR_AUTH",
-  "REMOTE_SERVICES_URL",
-  "SERVICE_URLS",
-  "TRACE_SAMPLING_RATIO",
-  "PAGING_TOKEN_KEY",
+  HOST_BODY_LIMIT_SETTING,
   "DURABLE_TASK_SCHEDULER_CONNECTION_STRING",
+  ...SETTING_NAMES.filter((name) => !SETTINGS_BY_ORIGIN.local.includes(name)),
 ];
 
 // ---- The Bicep CLI ----

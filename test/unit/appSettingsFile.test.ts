@@ -1,0 +1,28 @@
+/**
+ * infra/app-settings.json is what the settings table says Azure ships, so a setting added to src/config.ts reaches
+ * infra/main.bicep without a list kept by hand. `npm run docs:update` rewrites it.
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import prettier from "prettier";
+import { expect, it } from "vitest";
+import { SETTINGS_BY_ORIGIN, SETTING_NAMES } from "../../src/config";
+import { APP_SETTINGS_FILE, appSettingsJson } from "../../tools/appSettingsFile";
+
+const UPDATE = process.env.UPDATE_DOCS === "1";
+
+it(`${APP_SETTINGS_FILE} is what the settings table ships`, async () => {
+  const options = await prettier.resolveConfig(APP_SETTINGS_FILE);
+  const expected = await prettier.format(JSON.stringify(appSettingsJson()), {
+    ...options,
+    filepath: APP_SETTINGS_FILE,
+  });
+  if (UPDATE) writeFileSync(APP_SETTINGS_FILE, expected);
+  const current = existsSync(APP_SETTINGS_FILE) ? readFileSync(APP_SETTINGS_FILE, "utf8") : "";
+  expect(current, `${APP_SETTINGS_FILE} is stale: run \`npm run docs:update\``).toBe(expected);
+});
+
+it("gives every setting of the table one origin in Azure: shipped, set by the infrastructure, or local", () => {
+  const shipped = Object.keys(appSettingsJson().shipped);
+  const all = [...shipped, ...SETTINGS_BY_ORIGIN.infrastructure, ...SETTINGS_BY_ORIGIN.local];
+  expect([...all].sort()).toEqual([...SETTING_NAMES].sort());
+});
