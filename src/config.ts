@@ -488,7 +488,7 @@ export type SettingName = (typeof ALL_SETTINGS)[number]["name"];
 export const SETTING_NAMES: SettingName[] = ALL_SETTINGS.map((setting) => setting.name);
 /**
  * infra/app-settings.json's `shipped` object: every `shipped` setting with the value Azure gets unless
- * appSettingOverrides says otherwise (tools/appSettingsFile.ts writes the file; main.bicep reads it).
+ * appSettingOverrides says otherwise (`npm run docs:update` writes the file, test/unit/appSettingsFile.test.ts; main.bicep reads it).
  */
 export function shippedAzureSettings(): Record<string, string> {
   return Object.fromEntries(

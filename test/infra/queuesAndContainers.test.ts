@@ -87,7 +87,8 @@ describe("the Cosmos DB containers Azure gets (infra/cosmos-emulator.config.json
   });
 
   it("keeps the whole bodies of cut set-aside copies as long as rejected-messages keeps the copies", () => {
-    const queues = readJson<QueueConfig>("infra/servicebus-emulator.config.json").UserConfig.Namespaces[0]!.Queues;
+    const queues = readJson<QueueConfig>("infra/servicebus-emulator.config.json").UserConfig.Namespaces[0]!
+      .Queues;
     const copies = queues.find((q) => q.Name === "rejected-messages")?.Properties.DefaultMessageTimeToLive;
     const bodies = containers.find((c) => c.id === "rejected")?.defaultTtl;
     expect(bodies).toBeDefined();

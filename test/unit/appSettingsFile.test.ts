@@ -5,10 +5,19 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import prettier from "prettier";
 import { expect, it } from "vitest";
-import { SETTINGS_BY_ORIGIN, SETTING_NAMES } from "../../src/config";
-import { APP_SETTINGS_FILE, appSettingsJson } from "../../tools/appSettingsFile";
+import { SETTINGS_BY_ORIGIN, SETTING_NAMES, shippedAzureSettings } from "../../src/config";
 
 const UPDATE = process.env.UPDATE_DOCS === "1";
+
+const APP_SETTINGS_FILE = "infra/app-settings.json";
+
+function appSettingsJson() {
+  return {
+    $comment:
+      "Generated from the settings table of src/config.ts by `npm run docs:update`: edit the table, never this file. Read by infra/main.bicep as the app settings Azure ships (before appSettingOverrides); the settings the infrastructure sets itself, and the local tools' own, are not here.",
+    shipped: shippedAzureSettings(),
+  };
+}
 
 it(`${APP_SETTINGS_FILE} is what the settings table ships`, async () => {
   const options = await prettier.resolveConfig(APP_SETTINGS_FILE);
