@@ -7,6 +7,7 @@ import {
   dispatchedRequest,
   requestMismatch,
   jsonBytes,
+  MAX_ERROR_CODE_LENGTH,
   MAX_ERROR_MESSAGE_LENGTH,
   MAX_RESULT_BYTES,
   validate,
@@ -18,6 +19,7 @@ import {
   type StateRecord,
 } from "../domain";
 import type { RemoteOutcome } from "../remote/remoteService";
+import { alertAnswerProblems } from "./answerAlerts";
 import type { Logger } from "../telemetry/logger";
 import { annotate } from "../telemetry/tracing";
 
@@ -103,6 +105,8 @@ export async function handleAgentRequest(
     log,
     deadline,
   });
+  // Before the reply: a redelivery after the reply finds the step answered and drops it, alert and all.
+  if (result.problems) await alertAnswerProblems(deps, log, agent, request, sent.operation, result.problems);
   if (deps.now() >= deadline) {
     log.log(
       `${agent}: no reply for ${request.requestId}: completeBy passed during the call (${result.outcome})`,
@@ -212,7 +216,7 @@ function replyOutcome(
   return {
     outcome: result.outcome,
     error: {
-      code: capText(result.error.code, 64),
+      code: capText(result.error.code, MAX_ERROR_CODE_LENGTH),
       message: capText(result.error.message, MAX_ERROR_MESSAGE_LENGTH),
     },
   };

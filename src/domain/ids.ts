@@ -64,6 +64,22 @@ export function deadlineMessageId(instanceId: string, stepIndex: number, kind: S
 }
 
 /**
+ * MessageId of the InvalidAnswer alert of one step and direction of an order: the alerts queue's duplicate detection
+ * keeps one per step however many attempts, deliveries and calls meet the same answer within its window.
+ */
+export function answerAlertId(orderId: string, stepIndex: number, kind: StepKind): string {
+  return `answer:${orderId}:${stepIndex}:${kind}`;
+}
+
+/**
+ * MessageId of a service's ServiceMisconfigured alert: one for the service, whichever order and operation met it
+ * first, per window of the alerts queue's duplicate detection, however many orders meet it meanwhile.
+ */
+export function misconfiguredAlertId(service: string): string {
+  return `misconfigured:${service}`;
+}
+
+/**
  * External event the reply path raises on an attempt's orchestration once an answer has ended the attempt's run of
  * dispatches: the order finished, or the attempt stopped or was fenced. An answer that led to the next dispatch
  * raises nothing: the orchestration's timer stands for that step too (src/scheduler/orchestration.ts).

@@ -30,6 +30,8 @@ export const QUEUES = {
 export const MAX_RESULT_BYTES = 16_384;
 /** Longest error message a reply may carry; an agent shortens a remote service's message to fit. */
 export const MAX_ERROR_MESSAGE_LENGTH = 1_024;
+/** Longest error code a reply may carry; an agent shortens a remote service's code to fit. */
+export const MAX_ERROR_CODE_LENGTH = 64;
 
 const stepIndexSchema = z.number().int().nonnegative().max(63);
 const stepNameSchema = z.string().regex(STEP_NAME_PATTERN, {
@@ -123,7 +125,7 @@ export const agentOutcomeSchema = z.enum(["ok", "transient", "permanent"]);
 export type AgentOutcome = z.infer<typeof agentOutcomeSchema>;
 
 export const agentErrorSchema = z.strictObject({
-  code: z.string().min(1).max(64),
+  code: z.string().min(1).max(MAX_ERROR_CODE_LENGTH),
   message: z.string().max(MAX_ERROR_MESSAGE_LENGTH),
 });
 
@@ -180,10 +182,17 @@ export const ALERT_KINDS = [
   ...SERVICE_ALERT_KINDS,
   /** The app's own store or bus kept failing for INFRA_FAULTS.alertAfterSeconds (orderId is null then). */
   "InfrastructureUnavailable",
+  /** A remote service answered a step's call with something that is not its answer (src/remote/answers.ts). */
+  "InvalidAnswer",
+  /** A remote service's route is not where its URL setting says: 404, 405 or a redirect (orderId is null then). */
+  "ServiceMisconfigured",
 ] as const;
 export const alertSchema = z.strictObject({
   kind: z.enum(ALERT_KINDS),
-  /** The remote service a ServiceUnavailable or ServiceRecovered alert is about (orderId is null then). */
+  /**
+   * The remote service a ServiceUnavailable, ServiceRecovered, ServiceMisconfigured (orderId null for these) or
+   * InvalidAnswer alert is about.
+   */
   service: agentNameSchema.optional(),
   orderId: z.string().nullable(),
   processState: processStateSchema.nullable(),

@@ -201,6 +201,14 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         fault.message ?? `Injected permanent fault ${fault.id} on ${service}/${name}`,
       );
     }
+    if (fault?.kind === "answer") {
+      return sendText(
+        res,
+        fault.status ?? 200,
+        fault.contentType ?? DEFAULT_ANSWER.contentType,
+        fault.body ?? DEFAULT_ANSWER.body,
+      );
+    }
 
     const traceparent = req.headers.traceparent;
     const recorded = at.ledger.run(
@@ -338,6 +346,23 @@ function sendPreflight(res: ServerResponse): void {
     "access-control-max-age": "600",
   });
   res.end();
+}
+
+/** What an `answer` fault sends unless told otherwise: the error page of a proxy in front of the service. */
+const DEFAULT_ANSWER = {
+  contentType: "text/html; charset=utf-8",
+  body: "<html><head><title>Welcome</title></head><body><p>The page you asked for.</p></body></html>",
+};
+
+/** An answer as given: `contentType` "" sends none; a 204 or 304 sends no body, whatever it is told. */
+function sendText(res: ServerResponse, status: number, contentType: string, body: string): void {
+  if (res.headersSent || res.destroyed) return;
+  const bodyless = status === 204 || status === 304;
+  res.writeHead(status, {
+    ...(contentType === "" ? {} : { "content-type": contentType }),
+    ...(bodyless ? {} : { "content-length": Buffer.byteLength(body) }),
+  });
+  res.end(bodyless ? undefined : body);
 }
 
 function sendEmpty(res: ServerResponse, status: number): void {

@@ -19,7 +19,7 @@ export function genericBody(role: Role, idField: string): z.ZodType<GenericBody>
 }
 type GenericBody = { orderId: string } & Record<string, unknown>;
 
-export const FAULT_KINDS = ["transient", "permanent", "latency", "hang", "drop-response"] as const;
+export const FAULT_KINDS = ["transient", "permanent", "latency", "hang", "drop-response", "answer"] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 const faultFields = {
@@ -34,6 +34,12 @@ const faultFields = {
   /** The error a transient or permanent fault answers with, as a service of its own might word it. */
   code: z.string().min(1).max(200).optional(),
   message: z.string().max(10_000).optional(),
+  /**
+   * What an `answer` fault sends in place of the service's answer, as a proxy, a gateway or a misrouted URL would:
+   * its content-type ("" for none) and its body, as text.
+   */
+  contentType: z.string().max(200).optional(),
+  body: z.string().max(1_000_000).optional(),
   /**
    * Decides a call before every fault without it, whatever their order: an outage answers every call, the calls of
    * an order that has its own faults too (those wait until it is over).
@@ -69,8 +75,17 @@ export function faultSpecFor(services: ServedServices): z.ZodType<FaultSpec> {
         });
       }
     }
+    for (const field of ["contentType", "body"] as const) {
+      if (f[field] !== undefined && f.kind !== "answer") {
+        ctx.addIssue({ code: "custom", path: [field], message: "only applies to kind answer" });
+      }
+    }
     if (f.status !== undefined) {
-      if (f.kind === "transient" && (f.status < 500 || f.status > 599)) {
+      if (f.kind === "answer" && (f.status < 200 || f.status > 599)) {
+        ctx.addIssue({ code: "custom", path: ["status"], message: "expected 200-599 for an answer fault" });
+      } else if (f.kind === "answer") {
+        // Any status: the answer is the fault.
+      } else if (f.kind === "transient" && (f.status < 500 || f.status > 599)) {
         ctx.addIssue({ code: "custom", path: ["status"], message: "expected 500-599 for a transient fault" });
       } else if (f.kind === "permanent" && (f.status < 400 || f.status > 499)) {
         ctx.addIssue({ code: "custom", path: ["status"], message: "expected 400-499 for a permanent fault" });
@@ -78,7 +93,7 @@ export function faultSpecFor(services: ServedServices): z.ZodType<FaultSpec> {
         ctx.addIssue({
           code: "custom",
           path: ["status"],
-          message: "only applies to kinds transient and permanent",
+          message: "only applies to kinds transient, permanent and answer",
         });
       }
     }

@@ -267,3 +267,74 @@ describe("agent", () => {
     ]);
   });
 });
+
+describe("agent, when the service answers what is not its answer", () => {
+  const arm = (spec: Record<string, unknown>) =>
+    fetch(`${stack.emulators.simulatorUrl}/_faults`, {
+      method: "POST",
+      body: JSON.stringify({ service: "payment", operation: "charge", kind: "answer", ...spec }),
+    });
+  const disarm = () => fetch(`${stack.emulators.simulatorUrl}/_faults`, { method: "DELETE" });
+
+  it("replies transient to an HTML 200, never ok, with one InvalidAnswer alert per step however often it meets it", async () => {
+    await arm({
+      status: 200,
+      contentType: "text/html",
+      body: "<html><p>Thank you for your payment</p></html>",
+    });
+    try {
+      const req = await request();
+      for (let delivery = 0; delivery < 2; delivery++) {
+        expect(await handleAgentRequest(stack.deps, stack.context(), "payment", req)).toMatchObject({
+          kind: "replied",
+          calls: 3,
+          reply: { outcome: "transient", error: { code: "InvalidAnswer" } },
+        });
+      }
+      expect(await ledger()).toEqual([]);
+      const alerts = (await drain(stack.bus, "alerts")) as Array<Record<string, unknown>>;
+      expect(alerts).toEqual([
+        expect.objectContaining({
+          kind: "InvalidAnswer",
+          service: "payment",
+          orderId: req.orderId,
+          reason: expect.stringMatching(
+            /^payment charge \(step chargePayment do\) .*HTTP 200 .*text\/html.*not a JSON object/,
+          ),
+        }),
+      ]);
+    } finally {
+      await disarm();
+      await drain(stack.bus, "agent-replies");
+    }
+  });
+
+  it("replies transient to a 404 (no such route), not permanent, with a ServiceMisconfigured alert naming the URL", async () => {
+    await arm({
+      status: 404,
+      contentType: "application/json",
+      body: '{"code":"NotFound","message":"No route"}',
+    });
+    try {
+      const req = await request();
+      expect(await handleAgentRequest(stack.deps, stack.context(), "payment", req)).toMatchObject({
+        kind: "replied",
+        reply: { outcome: "transient", error: { code: "RouteNotFound" } },
+      });
+      const alerts = (await drain(stack.bus, "alerts")) as Array<Record<string, unknown>>;
+      expect(alerts).toEqual([
+        expect.objectContaining({
+          kind: "ServiceMisconfigured",
+          service: "payment",
+          orderId: null,
+          reason: expect.stringContaining(
+            `payment charge is not where PAYMENT_URL says: POST ${stack.emulators.simulatorUrl}/payment/charge answered HTTP 404`,
+          ),
+        }),
+      ]);
+    } finally {
+      await disarm();
+      await drain(stack.bus, "agent-replies");
+    }
+  });
+});

@@ -56,7 +56,7 @@ describe("RemoteServiceClient", () => {
     const outcome = await client("payment").call(
       "charge",
       { orderId: "ORD-A", amount: 20, currency: "EUR" },
-      { idempotencyKey: key(), orderId: "ORD", log, deadline: inSeconds(5) },
+      { idempotencyKey: key(), orderId: "ORD-A", log, deadline: inSeconds(5) },
     );
     expect(outcome).toMatchObject({
       outcome: "ok",

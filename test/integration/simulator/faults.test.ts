@@ -171,6 +171,43 @@ describe("latency, hang and drop-response", () => {
   });
 });
 
+describe("answer", () => {
+  const rawCharge = (orderId: string) =>
+    fetch(`${sim.url}/payment/charge`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "idempotency-key": `${orderId}:charge:do` },
+      body: JSON.stringify({ orderId, amount: 10, currency: "EUR" }),
+    });
+
+  it("answers in the service's place, as told, before any effect", async () => {
+    await addFault({
+      service: "payment",
+      kind: "answer",
+      status: 502,
+      contentType: "text/plain",
+      body: "upstream gone",
+      count: 1,
+    });
+    await addFault({ service: "payment", kind: "answer", status: 204, contentType: "", count: 1 });
+    await addFault({ service: "payment", kind: "answer", count: 1 });
+    const told = await rawCharge("O-A");
+    expect([told.status, told.headers.get("content-type"), await told.text()]).toEqual([
+      502,
+      "text/plain",
+      "upstream gone",
+    ]);
+    const empty = await rawCharge("O-A");
+    expect([empty.status, empty.headers.get("content-type"), await empty.text()]).toEqual([204, null, ""]);
+    const page = await rawCharge("O-A");
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(await page.text()).toMatch(/^<html>/);
+    expect(await ledger(sim)).toEqual([]);
+    expect((await rawCharge("O-A")).status).toBe(200);
+    expect(await ledger(sim)).toMatchObject([{ orderId: "O-A", applied: true, requests: 1 }]);
+  });
+});
+
 describe("fault API", () => {
   it("lists, deletes one and clears all faults", async () => {
     const a = await addFault({ service: "payment", kind: "transient" });
@@ -193,6 +230,9 @@ describe("fault API", () => {
     [{ service: "payment", kind: "transient", status: 404 }, "status"],
     [{ service: "payment", kind: "permanent", status: 503 }, "status"],
     [{ service: "payment", kind: "hang", latencyMs: 5 }, "latencyMs"],
+    [{ service: "payment", kind: "answer", status: 101 }, "status"],
+    [{ service: "payment", kind: "transient", body: "<html>" }, "body"],
+    [{ service: "payment", kind: "permanent", contentType: "text/html" }, "contentType"],
     [{ service: "payment", kind: "transient", probabilty: 0.5 }, "body"],
   ])("refuses %j with 400 naming %s", async (spec, field) => {
     const r = await post(`${sim.url}/_faults`, spec);
