@@ -69,7 +69,7 @@ export type AnswerClass =
        * breaker counts; false for a 429, which is the service answering that it is busy.
        */
       outage: boolean;
-      /** A 429's Retry-After, in ms from `call.now`: the next call waits that long. */
+      /** A 429's or a 5xx's Retry-After, in ms from `call.now`: the next call waits that long. */
       retryAfterMs?: number;
       problem?: AnswerProblem;
     }
@@ -238,8 +238,17 @@ export function classifyAnswer(
       ...(wait === undefined ? {} : { retryAfterMs: wait }),
     };
   }
-  if (status === 408 || (status >= 500 && status < 600))
-    return { kind: "transient", status, error: errorOf(answer), outage: true };
+  if (status === 408 || (status >= 500 && status < 600)) {
+    // A 503 may say when to come back (RFC 9110, 10.2.3): the next call waits that long, the breaker still counts it.
+    const wait = retryAfterMs(answer.header("retry-after"), call.now);
+    return {
+      kind: "transient",
+      status,
+      error: errorOf(answer),
+      outage: true,
+      ...(wait === undefined ? {} : { retryAfterMs: wait }),
+    };
+  }
   if (status >= 400 && status < 500) return { kind: "refused", status, error: errorOf(answer) };
   const message = `${where} answered HTTP ${status}, a status this protocol does not define`;
   return {

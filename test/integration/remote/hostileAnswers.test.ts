@@ -268,6 +268,22 @@ describe("a 429", () => {
   });
 });
 
+describe("a 503 with Retry-After", () => {
+  it("delays the retry by it, and is counted as the service failing", async () => {
+    let calls = 0;
+    service.answerWith((req, res, write) => {
+      if (++calls === 1) return rawAnswer(503, { "retry-after": "1" })(req, res, write);
+      const { orderId } = JSON.parse(req.body) as { orderId: string };
+      return jsonAnswer(200, { orderId, chargeId: "CHG-4" })(req, res, write);
+    });
+    const { outcome, gate } = await charge({ attemptTimeoutMs: 500 });
+    expect(outcome).toMatchObject({ outcome: "ok", calls: 2, body: { chargeId: "CHG-4" } });
+    const [first, second] = service.requests;
+    expect(second!.at - first!.at, "ms between the 503 and the retry").toBeGreaterThanOrEqual(950);
+    expect(gate.told).toEqual(["admit", "failure", "admit", "success"]);
+  });
+});
+
 describe("a missing route", () => {
   it.each([
     [404, "RouteNotFound"],

@@ -236,6 +236,14 @@ describe("a 5xx or 408", () => {
     });
   });
 
+  it("carries its Retry-After, still counted as the service down", () => {
+    expect(classify(answer(503, { "retry-after": "2" }))).toMatchObject({
+      kind: "transient",
+      outage: true,
+      retryAfterMs: 2_000,
+    });
+  });
+
   it("is named by its status when its body is a proxy's page", () => {
     expect(classify(answer(502, { "content-type": "text/html" }, "<h1>Bad Gateway</h1>"))).toMatchObject({
       error: { code: "HTTP502", message: "HTTP502" },
