@@ -16,7 +16,10 @@ const code = (text: string): string => `\`${text}\``;
 const table = (head: string[], rows: string[][]): string =>
   [head, head.map(() => "---"), ...rows].map((cells) => `| ${cells.join(" | ")} |`).join("\n");
 
-/** docs/architecture.md: the steps of order v1, in order, each undone in reverse. */
+/** What a step without undo shows where the undo operation would be. */
+export const NO_UNDO = "— (no undo)";
+
+/** docs/architecture.md: the steps of order v1, in order, each undone in reverse unless it declares no undo. */
 export function renderProcessSteps(): string {
   return table(
     ["#", "Step", "Service", "Does", "Undone by"],
@@ -25,7 +28,7 @@ export function renderProcessSteps(): string {
       code(s.name),
       code(s.agent),
       code(`${s.agent}/${s.doOperation}`),
-      code(`${s.agent}/${s.undoOperation}`),
+      s.undoOperation === undefined ? NO_UNDO : code(`${s.agent}/${s.undoOperation}`),
     ]),
   );
 }

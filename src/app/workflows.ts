@@ -35,10 +35,11 @@ const definitionSchema = workflowRefSchema.extend({
         name: z.string().min(1),
         agent: agentNameSchema,
         doOperation: operationName,
-        undoOperation: operationName,
         doRequest: fn("order → request body"),
-        compensationFrom: fn("result → compensation data"),
-        undoRequest: fn("order, compensation → undo body"),
+        // A step's undo is all three or none (a step without undo); stepProblems below names a partial one.
+        undoOperation: operationName.optional(),
+        compensationFrom: fn("result → compensation data").optional(),
+        undoRequest: fn("order, compensation → undo body").optional(),
       }),
     )
     .min(1),

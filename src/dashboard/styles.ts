@@ -163,6 +163,7 @@ ol.steps { list-style: none; margin: 0; padding: 0; display: grid; gap: 10px; }
 ol.steps > li { border-left: 3px solid var(--c, var(--line)); padding: 2px 0 2px 12px; }
 .step-head { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; font-weight: 600; }
 .step-head .agent { font-weight: 400; color: var(--muted); }
+.step-head .no-undo { font-weight: 400; font-size: 12px; color: var(--muted); border: 1px dashed var(--line); border-radius: 999px; padding: 0 8px; }
 ul.events { list-style: none; margin: 4px 0 0; padding: 0; font-size: 13px; }
 ul.events li { display: grid; grid-template-columns: 70px 150px minmax(0, 1fr); gap: 8px; }
 ul.events .what { font-weight: 600; }

@@ -1,6 +1,6 @@
 import { parseInstanceId, type StepKind } from "./ids";
 import type { AgentReply } from "./messages";
-import { mayHaveEffect, type StateRecord } from "./stateRecord";
+import { needsUndo, type StateRecord } from "./stateRecord";
 
 /** What names one request: the attempt that sent it, its step and its direction. */
 export interface RequestAddress {
@@ -52,13 +52,13 @@ export function neverDispatched(record: StateRecord, address: RequestAddress): s
 }
 
 /**
- * The attempt that last dispatched the undo an undo of step `index` waits for (the next step up that may have
- * had an effect), 0 when there is none, null when that undo was never dispatched.
+ * The attempt that last dispatched the undo an undo of step `index` waits for (the next step up that needs one:
+ * it may have had an effect and declares an undo), 0 when there is none, null when that undo was never dispatched.
  */
 function undoBefore(record: StateRecord, index: number): number | null {
   for (let i = index + 1; i < record.steps.length; i++) {
     const step = record.steps[i]!;
-    if (mayHaveEffect(step)) return step.undo?.dispatchedInAttempt ?? null;
+    if (needsUndo(step)) return step.undo?.dispatchedInAttempt ?? null;
   }
   return 0;
 }

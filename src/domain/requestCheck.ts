@@ -5,7 +5,20 @@ import { jsonEqual } from "./jsonEqual";
 import type { Order } from "./order";
 import { neverDispatched } from "./replyCheck";
 import type { StateRecord } from "./stateRecord";
-import type { AgentName, StepDefinition, WorkflowDefinition } from "./workflow";
+import { hasUndo, type AgentName, type StepDefinition, type WorkflowDefinition } from "./workflow";
+
+/** The operation and body of a step's request (`do`) or of its undo's. */
+function payloadOf(
+  definition: StepDefinition,
+  kind: StepKind,
+  order: Order,
+  compensation: Record<string, unknown> | null,
+): { operation: string; body: Record<string, unknown> } {
+  if (kind === "do") return { operation: definition.doOperation, body: definition.doRequest(order) };
+  // Compensation passes a step without undo (nextUndoIndex), so no record shows the undo of one dispatched.
+  if (!hasUndo(definition)) throw new Error(`step ${definition.name} declares no undo`);
+  return { operation: definition.undoOperation, body: definition.undoRequest(order, compensation) };
+}
 
 /**
  * The request the Scheduler sends for the dispatch of step `stepIndex` in direction `kind` that the record shows
@@ -32,12 +45,12 @@ export function dispatchedRequest(
     stepIndex,
     step: definition.name,
     kind,
-    payload: forward
-      ? { operation: definition.doOperation, body: definition.doRequest(order) }
-      : {
-          operation: definition.undoOperation,
-          body: definition.undoRequest(order, (step.compensation as Record<string, unknown> | null) ?? null),
-        },
+    payload: payloadOf(
+      definition,
+      kind,
+      order,
+      (step.compensation as Record<string, unknown> | null) ?? null,
+    ),
     completeBy: forward ? step.completeBy! : step.undo!.completeBy,
     idempotencyKey: idempotencyKeyFor(record.orderId, definition.name, kind),
   };

@@ -35,12 +35,34 @@ export function agentFunctionName<S extends string>(service: S): `${S}Agent` {
   return `${service}Agent`;
 }
 
-/** What checkProcess reads of a step: the service it calls and the two operations. */
+/**
+ * What checkProcess reads of a step: the service it calls, its operations, and which parts of an undo it declares
+ * (a step declares all three, or none: src/domain/workflow.ts).
+ */
 export interface StepUse {
   readonly name: string;
   readonly agent: string;
   readonly doOperation: string;
-  readonly undoOperation: string;
+  readonly undoOperation?: string | undefined;
+  readonly compensationFrom?: unknown;
+  readonly undoRequest?: unknown;
+}
+
+/** The parts an undo is declared with: a step declares all of them, or none. */
+const UNDO_PARTS = ["undoOperation", "compensationFrom", "undoRequest"] as const;
+
+/** The step's operations: its do, and its undo if it declares one. */
+const operationsOf = (step: StepUse): string[] =>
+  step.undoOperation === undefined ? [step.doOperation] : [step.doOperation, step.undoOperation];
+
+/** A step that declares part of an undo but not all of it: what to add, or what to remove for a step without undo. */
+function partialUndo(step: StepUse, where: string): string[] {
+  const declared = UNDO_PARTS.filter((part) => step[part] !== undefined);
+  if (declared.length === 0 || declared.length === UNDO_PARTS.length) return [];
+  const missing = UNDO_PARTS.filter((part) => step[part] === undefined);
+  return [
+    `${where}: step ${step.name} declares ${declared.join(", ")} but not ${missing.join(", ")}: add ${missing.join(" and ")} for a step that is undone, or remove ${declared.join(" and ")} for a step without undo`,
+  ];
 }
 
 /** Problems of one step against the declared services: each names the step and what to fix. */
@@ -49,18 +71,23 @@ export function stepProblems(
   step: StepUse,
   where: string,
 ): string[] {
+  const partial = partialUndo(step, where);
   const service = Object.hasOwn(services, step.agent) ? services[step.agent] : undefined;
   if (!service) {
     return [
+      ...partial,
       `${where}: step ${step.name} calls service "${step.agent}", which SERVICES in src/domain/process.ts does not declare (declared: ${Object.keys(services).join(", ")})`,
     ];
   }
-  return [step.doOperation, step.undoOperation]
-    .filter((operation) => !service.operations.includes(operation))
-    .map(
-      (operation) =>
-        `${where}: step ${step.name} calls ${step.agent}/${operation}, an operation SERVICES.${step.agent}.operations in src/domain/process.ts does not declare (declared: ${service.operations.join(", ")})`,
-    );
+  return [
+    ...partial,
+    ...operationsOf(step)
+      .filter((operation) => !service.operations.includes(operation))
+      .map(
+        (operation) =>
+          `${where}: step ${step.name} calls ${step.agent}/${operation}, an operation SERVICES.${step.agent}.operations in src/domain/process.ts does not declare (declared: ${service.operations.join(", ")})`,
+      ),
+  ];
 }
 
 /**
@@ -99,7 +126,7 @@ export function checkProcess(
       continue;
     }
     for (const operation of service.operations) {
-      if (!used.some((s) => s.doOperation === operation || s.undoOperation === operation)) {
+      if (!used.some((s) => operationsOf(s).includes(operation))) {
         problems.push(`${where}: operation ${name}/${operation} is declared but no step calls it`);
       }
     }

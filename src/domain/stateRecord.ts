@@ -85,6 +85,11 @@ export const stepSchema = z.strictObject({
   /** What the undo needs (e.g. the chargeId to refund): recorded with the success, durable before the next step. */
   compensation: z.unknown().nullable(),
   lastError: errorInfoSchema.nullable(),
+  /**
+   * Whether the step declares an undo (its workflow's definition, copied at submission). Compensation passes a
+   * step without one. Records written before steps could lack an undo have none, and every step of theirs has one.
+   */
+  undoable: z.boolean().default(true),
   undo: undoSchema.nullable(),
 });
 export type Step = z.infer<typeof stepSchema>;
@@ -182,6 +187,11 @@ export function mayHaveEffect(step: Step): boolean {
   return step.status === "Succeeded" || step.status === "Dispatched";
 }
 
+/** A step compensation must undo: it may have had an effect, and it declares an undo to take it back. */
+export function needsUndo(step: Step): boolean {
+  return step.undoable && mayHaveEffect(step);
+}
+
 /**
  * Index of the next step to undo, or -1 when compensation is complete. Steps run one at a time, so undoing from
  * the highest index down is undoing in reverse completion order.
@@ -189,7 +199,35 @@ export function mayHaveEffect(step: Step): boolean {
 export function nextUndoIndex(record: StateRecord): number {
   for (let i = record.steps.length - 1; i >= 0; i--) {
     const step = record.steps[i]!;
-    if (mayHaveEffect(step) && step.undo?.status !== "Succeeded") return i;
+    if (needsUndo(step) && step.undo?.status !== "Succeeded") return i;
   }
   return -1;
+}
+
+/** States in which compensation has begun: it has passed every step above nextUndoIndex. */
+const COMPENSATION_STATES: readonly ProcessState[] = [
+  "CompensationPending",
+  "Compensating",
+  "Compensated",
+  "CompensationFailed",
+];
+
+/** How far down compensation has come: the next step to undo (-1 when done), or past the last step before it began. */
+function compensationAt(record: StateRecord): number {
+  return COMPENSATION_STATES.includes(record.processState) ? nextUndoIndex(record) : record.steps.length;
+}
+
+/**
+ * The steps without undo that compensation moves past from `before` to `after` (one transition), highest first:
+ * those it reached (not Pending: succeeded, refused or in doubt) between where it was and where it is now. It moves
+ * past one when it begins (the refusal or the cancel) or when the undo of the step above it is done, and past
+ * each only once, so the audit trail records each in the write that passes it.
+ */
+export function stepsPassedWithoutUndo(before: StateRecord, after: StateRecord): number[] {
+  const passed: number[] = [];
+  for (let i = compensationAt(before) - 1; i > compensationAt(after); i--) {
+    const step = after.steps[i]!;
+    if (!step.undoable && step.status !== "Pending") passed.push(i);
+  }
+  return passed;
 }

@@ -9,6 +9,11 @@ export interface TransitionSpec {
   /** Every (from, to) the transition can produce; `null` from = a new record. */
   edges: ReadonlyArray<readonly [ProcessState | null, ProcessState]>;
   summary: string;
+  /**
+   * It can move compensation past steps without undo (it begins compensation, or finishes the undo above one):
+   * its write then also records a `compensationStepSkipped` entry for each (stepsPassedWithoutUndo).
+   */
+  passesStepsWithoutUndo?: true;
 }
 
 /**
@@ -66,6 +71,7 @@ export const TRANSITIONS: readonly TransitionSpec[] = [
     ],
     summary:
       "agent replied permanent: step Failed; the same attempt undoes the earlier steps (none: Compensated)",
+    passesStepsWithoutUndo: true,
   },
   {
     transition: "processed",
@@ -79,7 +85,8 @@ export const TRANSITIONS: readonly TransitionSpec[] = [
     actor: "scheduler",
     fenced: true,
     edges: [["Compensating", "Compensating"]],
-    summary: "next undo (highest step that may have had an effect) Dispatched with its deadline",
+    summary:
+      "next undo (highest step that may have had an effect and declares an undo) Dispatched with its deadline",
   },
   {
     transition: "compensationStepDone",
@@ -87,6 +94,7 @@ export const TRANSITIONS: readonly TransitionSpec[] = [
     fenced: true,
     edges: [["Compensating", "Compensating"]],
     summary: "agent confirmed the undo",
+    passesStepsWithoutUndo: true,
   },
   {
     transition: "compensationStepFailed",
@@ -103,7 +111,7 @@ export const TRANSITIONS: readonly TransitionSpec[] = [
     actor: "scheduler",
     fenced: true,
     edges: [["Compensating", "Compensated"]],
-    summary: "every step that may have had an effect is undone, in reverse order",
+    summary: "every step that may have had an effect and declares an undo is undone, in reverse order",
   },
   {
     transition: "expire",
@@ -152,6 +160,7 @@ export const TRANSITIONS: readonly TransitionSpec[] = [
     ],
     summary:
       "policy asks for undo: lock released (fencing off the running attempt); nothing to undo → Compensated",
+    passesStepsWithoutUndo: true,
   },
   {
     transition: "operatorRetry",
@@ -176,6 +185,7 @@ export const TRANSITIONS: readonly TransitionSpec[] = [
       ["Error", "Compensated"],
     ],
     summary: "operator cancels an unfinished order: completed and in-doubt steps are undone in reverse",
+    passesStepsWithoutUndo: true,
   },
   {
     transition: "alertSent",
@@ -189,6 +199,11 @@ export const TRANSITIONS: readonly TransitionSpec[] = [
       "the alert decided with Error / CompensationFailed is on the alerts queue: alert.sentAt set (by its writer, or by the Supervisor's sweep when that writer died first)",
   },
 ];
+
+/** Whether the table says the transition may record compensationStepSkipped entries. */
+export function mayPassStepsWithoutUndo(transition: string): boolean {
+  return TRANSITIONS.find((t) => t.transition === transition)?.passesStepsWithoutUndo === true;
+}
 
 export function isDocumentedEdge(transition: string, from: ProcessState | null, to: ProcessState): boolean {
   const spec = TRANSITIONS.find((t) => t.transition === transition);
@@ -215,7 +230,10 @@ export function renderStateDiagram(): string {
 export function renderTransitionTable(): string {
   const rows = TRANSITIONS.map((t) => {
     const edges = t.edges.map(([from, to]) => `${from ?? "(new)"} → ${to}`).join("<br>");
-    return `| \`${t.transition}\` | ${t.actor} | ${t.fenced ? "yes" : "no"} | ${edges} | ${t.summary} |`;
+    const skips = t.passesStepsWithoutUndo
+      ? "; records `compensationStepSkipped` for each step without undo it moves compensation past"
+      : "";
+    return `| \`${t.transition}\` | ${t.actor} | ${t.fenced ? "yes" : "no"} | ${edges} | ${t.summary}${skips} |`;
   });
   return [
     "| Transition | Actor | Fenced | From → To | What it does |",

@@ -10,19 +10,24 @@ export const AGENT_NAMES = Object.keys(SERVICES) as readonly AgentName[] as read
 ];
 export const agentNameSchema = z.enum(AGENT_NAMES);
 
-export interface StepDefinition {
+/** What every step declares: its name, the service it calls, and the forward request. */
+interface StepBase {
   /** Stable step name: part of idempotency keys, so never rename a step of a released version. */
   readonly name: string;
   readonly agent: AgentName;
   /** Remote operation that performs the step, e.g. `reserve`. */
   readonly doOperation: string;
-  /** Remote operation that undoes it, e.g. `release`. */
-  readonly undoOperation: string;
   /**
    * Body of the forward request. Built from the immutable order only, so every attempt sends the same body
    * under the same idempotency key.
    */
   doRequest(order: Order): Record<string, unknown>;
+}
+
+/** A step whose effect compensation takes back: its undo operation, and the body that undo sends. */
+export interface UndoableStepDefinition extends StepBase {
+  /** Remote operation that undoes it, e.g. `release`. */
+  readonly undoOperation: string;
   /** What the undo needs, taken from the forward result (e.g. the chargeId); recorded with the success. */
   compensationFrom(result: unknown): Record<string, unknown> | null;
   /**
@@ -30,6 +35,24 @@ export interface StepDefinition {
    * undo then names the order only, and the service undoes whatever that order has.
    */
   undoRequest(order: Order, compensation: Record<string, unknown> | null): Record<string, unknown>;
+}
+
+/**
+ * A step with nothing to take back (a read-only check, a notification): it declares none of the undo's three
+ * parts, and compensation passes it. A refusal by it still compensates the steps before it.
+ */
+export interface StepWithoutUndoDefinition extends StepBase {
+  readonly undoOperation?: never;
+  readonly compensationFrom?: never;
+  readonly undoRequest?: never;
+}
+
+/** A step of a workflow: with its undo declared whole, or with none of it. */
+export type StepDefinition = UndoableStepDefinition | StepWithoutUndoDefinition;
+
+/** Whether the step declares an undo (checkProcess refuses a declaration with only part of one). */
+export function hasUndo(step: StepDefinition): step is UndoableStepDefinition {
+  return step.undoOperation !== undefined;
 }
 
 export interface WorkflowDefinition {

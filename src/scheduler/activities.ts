@@ -18,6 +18,7 @@ import {
   andThen,
   compensationStepFailed,
   deadlineMessageId,
+  hasUndo,
   nextForwardMove,
   nextStepIndex,
   nextUndoMove,
@@ -313,9 +314,11 @@ export async function recordReply(
   if (reply.kind === "do") {
     if (reply.outcome === "ok") {
       const outcome = await apply((r) => {
-        // What the undo will need, taken from the answer by the step's definition in the record's version.
+        // What the undo will need, taken from the answer by the step's definition in the record's version (a step
+        // without undo needs nothing).
         const definition = deps.workflows.get(r.workflow)?.steps[reply.stepIndex];
-        const compensation = definition?.compensationFrom(reply.result) ?? null;
+        const compensation =
+          definition && hasUndo(definition) ? definition.compensationFrom(reply.result) : null;
         const succeeded = stepSucceeded(r, { ...base, result: reply.result ?? null, compensation });
         // The next step's dispatch (or the end) in the same write; without the workflow, dispatchNext says why.
         return definition

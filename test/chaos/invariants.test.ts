@@ -46,9 +46,11 @@ function record(p: PlannedOrder, state: ProcessState, endSeconds = 10): StateRec
 /** The ledger entry of step `step`'s do or undo for the order, as the simulator records it. */
 function entry(p: PlannedOrder, step: number, kind: "do" | "undo", applied = true): LedgerEntry {
   const { agent, doOperation, undoOperation } = STEPS[step]!;
+  const operation = kind === "do" ? doOperation : undoOperation;
+  if (operation === undefined) throw new Error(`step ${name(step)} declares no undo`);
   return {
     service: agent,
-    operation: kind === "do" ? doOperation : undoOperation,
+    operation,
     idempotencyKey: `${p.order.orderId}:${name(step)}:${kind}`,
     orderId: p.order.orderId,
     requests: 1,

@@ -1,5 +1,6 @@
 import {
   claim,
+  hasUndo,
   stepDispatched,
   stepSucceeded,
   submit,
@@ -71,7 +72,8 @@ export function processingRecord(
         lockedBy,
         stepIndex: i,
         result: { id: i },
-        compensation: { undo: i },
+        // What an undo would need; a step without undo has none (compensationFrom is the undo's).
+        compensation: hasUndo(workflow.steps[i]!) ? { undo: i } : null,
       }),
     );
   }

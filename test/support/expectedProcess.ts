@@ -2,7 +2,8 @@
  * What the app's tests expect of an order, derived from the process declaration (src/domain/process.ts) rather
  * than restated: the ledger of a processed order and of one refused at step k, its steps' states, the status
  * messages its submitter hears. A fork that changes the steps changes these with them. Every function takes the
- * workflow, orderWorkflowV1 by default.
+ * workflow, orderWorkflowV1 by default. A step that declares no undo is passed by compensation: no undo call, no
+ * undo status.
  */
 import { orderWorkflowV1, type AgentName, type StepUse } from "../../src/domain";
 
@@ -17,6 +18,19 @@ export interface DeclaredSteps {
 export interface ExpectedCall {
   label: string;
   idempotencyKey: string;
+}
+
+/** Whether the step declares an undo (a read-only check or a notification does not). */
+export const declaresUndo = (step: StepUse): boolean => step.undoOperation !== undefined;
+
+/** The step's undo operation, failing when it declares none (the scenario needs one). */
+function undoOperationOf(step: StepUse): string {
+  if (step.undoOperation === undefined) {
+    throw new Error(
+      `step ${step.name} declares no undo: compensation passes it, and nothing calls an undo for it`,
+    );
+  }
+  return step.undoOperation;
 }
 
 /** The index of the step named `name`, failing when the declaration has no such step (the scenario needs it). */
@@ -61,7 +75,7 @@ export function faultOn(
 ): { service: AgentName; operation: string } {
   const step = workflow.steps[index];
   if (!step) throw new Error(`${workflow.name} v${workflow.version} has no step ${index}`);
-  const operation = kind === "do" ? step.doOperation : step.undoOperation;
+  const operation = kind === "do" ? step.doOperation : undoOperationOf(step);
   const sharing = workflow.steps.filter(
     (s, i) =>
       i !== index &&
@@ -89,14 +103,30 @@ export function doCall(
   return { label: `${step.agent}.${step.doOperation}`, idempotencyKey: `${orderId}:${step.name}:do` };
 }
 
-/** The undo of step `index`. */
+/** The undo of step `index`, which must declare one. */
 export function undoCall(
   orderId: string,
   index: number,
   workflow: DeclaredSteps = orderWorkflowV1,
 ): ExpectedCall {
   const step = workflow.steps[index]!;
-  return { label: `${step.agent}.${step.undoOperation}`, idempotencyKey: `${orderId}:${step.name}:undo` };
+  return { label: `${step.agent}.${undoOperationOf(step)}`, idempotencyKey: `${orderId}:${step.name}:undo` };
+}
+
+/**
+ * The undos compensation calls from step `highest` down to the one above `stoppedAt` (-1: down to the first),
+ * newest first: one per step that declares an undo, none for the steps it passes.
+ */
+export function undoCalls(
+  orderId: string,
+  highest: number,
+  { stoppedAt = -1, workflow = orderWorkflowV1 }: { stoppedAt?: number; workflow?: DeclaredSteps } = {},
+): ExpectedCall[] {
+  const calls: ExpectedCall[] = [];
+  for (let i = highest; i > stoppedAt; i--) {
+    if (declaresUndo(workflow.steps[i]!)) calls.push(undoCall(orderId, i, workflow));
+  }
+  return calls;
 }
 
 /** A processed order's ledger: every step's forward call, in order. */
@@ -107,8 +137,8 @@ export function processedLedger(orderId: string, workflow: DeclaredSteps = order
 /**
  * The ledger of an order whose step `refusedAt` was refused: the forward calls up to the refused one (included
  * when the service itself refused it; an injected fault answers before the service, so the call has no entry),
- * then the undo of every earlier step, newest first; or, when an injected fault refused the undo of step
- * `undoStoppedAt`, only the undos after it.
+ * then the undo of every earlier step that declares one, newest first; or, when an injected fault refused the undo
+ * of step `undoStoppedAt`, only the undos after it.
  */
 export function compensatedLedger(
   orderId: string,
@@ -125,24 +155,24 @@ export function compensatedLedger(
   }
   const reached = refusedByService ? refusedAt + 1 : refusedAt;
   const forward = Array.from({ length: reached }, (_, i) => doCall(orderId, i, workflow));
-  const undo = Array.from({ length: refusedAt - 1 - undoStoppedAt }, (_, i) =>
-    undoCall(orderId, refusedAt - 1 - i, workflow),
-  );
-  return [...forward, ...undo];
+  return [...forward, ...undoCalls(orderId, refusedAt - 1, { stoppedAt: undoStoppedAt, workflow })];
 }
 
 /** The step names of the declaration, in order. */
 export const stepNames = (workflow: DeclaredSteps = orderWorkflowV1): string[] =>
   workflow.steps.map((s) => s.name);
 
-/** `[name, status, undo status]` of each step once the refusal at `refusedAt` has been compensated. */
+/**
+ * `[name, status, undo status]` of each step once the refusal at `refusedAt` has been compensated: the earlier ones
+ * undone, those without undo passed (no undo status).
+ */
 export function compensatedSteps(
   refusedAt: number,
   workflow: DeclaredSteps = orderWorkflowV1,
 ): Array<[string, string, string | null]> {
   return workflow.steps.map((s, i) =>
     i < refusedAt
-      ? [s.name, "Succeeded", "Succeeded"]
+      ? [s.name, "Succeeded", declaresUndo(s) ? "Succeeded" : null]
       : [s.name, i === refusedAt ? "Failed" : "Pending", null],
   );
 }
@@ -159,6 +189,7 @@ export function compensationStoppedSteps(
 ): Array<[string, string, string | null]> {
   return workflow.steps.map((s, i) => {
     if (i >= refusedAt) return [s.name, i === refusedAt ? "Failed" : "Pending", null];
+    if (!declaresUndo(s)) return [s.name, "Succeeded", null];
     if (i === undoStoppedAt) return [s.name, "Succeeded", undoStatus];
     return [s.name, "Succeeded", i > undoStoppedAt ? "Succeeded" : null];
   });
@@ -179,11 +210,17 @@ export const processedStatuses = (workflow: DeclaredSteps = orderWorkflowV1): st
   "processed",
 ];
 
-/** The statuses of an order refused at step `refusedAt` and compensated in the same attempt. */
-export const compensatedStatuses = (refusedAt: number): string[] => [
+/**
+ * The statuses of an order refused at step `refusedAt` and compensated in the same attempt: "compensating" only
+ * when an earlier step has an undo to run (with none, the refusal ends the order Compensated at once).
+ */
+export const compensatedStatuses = (
+  refusedAt: number,
+  workflow: DeclaredSteps = orderWorkflowV1,
+): string[] => [
   "received",
   "processing",
   ...Array<string>(refusedAt).fill("stepSucceeded"),
-  ...(refusedAt > 0 ? ["compensating"] : []),
+  ...(workflow.steps.slice(0, refusedAt).some(declaresUndo) ? ["compensating"] : []),
   "compensated",
 ];

@@ -23,10 +23,10 @@ export const DECLARED_SERVICES: ServedServices = Object.fromEntries(
   SERVICES.map((s) => [s, Object.fromEntries(DECLARED[s].operations.map((op) => [op, roleOf(s, op)]))]),
 );
 
-/** The do and undo of each declared service's step, for the soak's fault plan. */
+/** The do and undo of each declared service's step, for the soak's fault plan; undo null for a step without one. */
 export const OPERATIONS = Object.fromEntries(
-  orderWorkflowV1.steps.map((s) => [s.agent, { do: s.doOperation, undo: s.undoOperation }]),
-) as Record<Service, { do: string; undo: string }>;
+  orderWorkflowV1.steps.map((s) => [s.agent, { do: s.doOperation, undo: s.undoOperation ?? null }]),
+) as Record<Service, { do: string; undo: string | null }>;
 
 /** The routes of `services`, as "<service>/<operation>". */
 export function routesOf(services: ServedServices): string[] {

@@ -94,7 +94,9 @@ function pickWeighted(random: () => number, mix: FaultMix): Scenario {
 const stepServices = orderWorkflowV1.steps.map((s) => s.agent);
 const laterServices = stepServices.slice(1);
 const lastService = stepServices.at(-1)!;
-const servicesBeforeLast = stepServices.slice(0, -1);
+/** The services whose step has an undo: the only ones an undo fault can name. */
+const undoable = (services: readonly Service[]) => services.filter((s) => OPERATIONS[s].undo !== null);
+const undoableBeforeLast = undoable(stepServices.slice(0, -1));
 
 const int = (random: () => number, min: number, max: number) => min + Math.floor(random() * (max - min + 1));
 const pick = <T>(random: () => number, items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
@@ -111,7 +113,11 @@ export function planOrders(opts: PlanOptions): PlannedOrder[] {
       service: Service,
       direction: "do" | "undo",
       spec: Omit<FaultSpec, "service" | "orderId" | "operation">,
-    ) => ({ service, operation: OPERATIONS[service][direction], orderId, ...spec }) as FaultSpec;
+    ): FaultSpec => {
+      const operation = OPERATIONS[service][direction];
+      if (operation === null) throw new Error(`the ${service} step declares no undo to fault`);
+      return { service, operation, orderId, ...spec } as FaultSpec;
+    };
     const service = pick(random, SERVICES);
     let faults: FaultSpec[] = [];
     let expected: ProcessState = "Processed";
@@ -160,13 +166,13 @@ export function planOrders(opts: PlanOptions): PlannedOrder[] {
       case "undoRefused":
         // Payment declines (the simulator's limit); undoing the first step is then refused for good: an operator
         // must act.
-        faults = [on(stepServices[0]!, "undo", { kind: "permanent", count: 1 })];
+        faults = [on(undoable(stepServices)[0]!, "undo", { kind: "permanent", count: 1 })];
         expected = "CompensationFailed";
         break;
       case "undoDropped":
         faults = [
           on(lastService, "do", { kind: "permanent", count: 1 }),
-          on(pick(random, servicesBeforeLast), "undo", { kind: "drop-response", count: 1 }),
+          on(pick(random, undoableBeforeLast), "undo", { kind: "drop-response", count: 1 }),
         ];
         expected = "Compensated";
         break;

@@ -5,6 +5,7 @@
  */
 import {
   BREAKER,
+  hasUndo,
   longestOrder,
   PARK_JITTER_SECONDS,
   scheduleIntervalSeconds,
@@ -251,7 +252,7 @@ export function checkInvariants(evidence: RunEvidence): InvariantReport {
   });
 
   check(
-    "a Compensated order undid every applied step, in reverse order",
+    "a Compensated order undid every applied step that declares an undo, in reverse order",
     inState("Compensated").length,
     (fail) => {
       for (const r of inState("Compensated")) {
@@ -266,6 +267,7 @@ export function checkInvariants(evidence: RunEvidence): InvariantReport {
         }
         for (const done of entries.filter((e) => parseKey(e)?.kind === "do" && e.applied)) {
           const step = parseKey(done)!.step;
+          if (!hasUndo(orderWorkflowV1.steps[step]!)) continue;
           const undo = undos.find((e) => parseKey(e)!.step === step);
           if (!undo) fail(`${r.orderId}: ${STEP_NAMES[step]} was applied and never undone`);
           else if (!undo.applied)

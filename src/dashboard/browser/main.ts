@@ -5,6 +5,7 @@
  * from the API goes into the DOM as text (h), never as markup.
  */
 import { $, $as, fill, h, pad, readConfig } from "./dom.js";
+import { NO_UNDO, NO_UNDO_TITLE, hasNoUndo, stepLabel, stepState } from "./stepView.js";
 
 // ---- what the API answers, as far as the page reads it (the schemas are src/api/apiSchemas.ts) ----------------
 
@@ -62,6 +63,7 @@ interface StepAction {
 interface Step extends StepAction {
   name: string;
   agent: string;
+  undoable?: boolean;
   undo?: StepAction | null;
 }
 
@@ -453,31 +455,6 @@ function summary(value: unknown): string {
 }
 
 function stepsSection(state: StateRecord): HTMLElement {
-  const stepLabel = (step: Step): string => {
-    if (step.undo)
-      return step.undo.status === "Succeeded"
-        ? "Compensated"
-        : step.undo.status === "Failed"
-          ? "Compensation failed"
-          : "Compensating";
-    return step.status === "Pending"
-      ? "Not started"
-      : step.status === "Dispatched"
-        ? "In doubt / waiting"
-        : step.status;
-  };
-  const stateOf = (step: Step): string =>
-    step.undo
-      ? step.undo.status === "Failed"
-        ? "CompensationFailed"
-        : "Compensated"
-      : step.status === "Succeeded"
-        ? "Processed"
-        : step.status === "Failed"
-          ? "Error"
-          : step.status === "Dispatched"
-            ? "Processing"
-            : "Pending";
   return h(
     "section",
     { "aria-labelledby": "steps-title" },
@@ -488,13 +465,14 @@ function stepsSection(state: StateRecord): HTMLElement {
       state.steps.map((step, i) =>
         h(
           "li",
-          { class: "state-" + stateOf(step), "data-step": step.name },
+          { class: "state-" + stepState(step), "data-step": step.name },
           h(
             "div",
             { class: "step-head" },
             String(i + 1) + ". " + step.name,
             h("span", { class: "agent" }, step.agent),
-            h("span", { class: "badge state-" + stateOf(step) }, stepLabel(step)),
+            h("span", { class: "badge state-" + stepState(step) }, stepLabel(step)),
+            hasNoUndo(step) ? h("span", { class: "no-undo", title: NO_UNDO_TITLE }, NO_UNDO) : null,
           ),
           h(
             "ul",

@@ -1,6 +1,7 @@
 import { boundedText, MAX_REASON_LENGTH } from "../validation";
 import {
   HISTORY_LIMIT,
+  stepsPassedWithoutUndo,
   type Actor,
   type DecidedAlert,
   type HistoryEntry,
@@ -95,10 +96,15 @@ export function copyPlain<T>(value: T): T {
   return copy as T;
 }
 
+/** The history event that records compensation passing a step without undo (see stepsPassedWithoutUndo). */
+export const COMPENSATION_STEP_SKIPPED = "compensationStepSkipped";
+
 /**
  * Returns the new record: `update` applied to a deep copy (inputs are never mutated, so a caller holding the
  * old copy still sees what it read), with updatedAt and a bounded history entry. The history's entries are the
  * one part not copied: written once and never changed, they are shared with the old record, in a new array.
+ * When the write moves compensation past steps without undo, an entry for each follows the transition's own, so
+ * that the trail of a compensated order reads every step it reached, whichever transition passed them.
  */
 export function commit(
   record: StateRecord,
@@ -122,7 +128,16 @@ export function commit(
     attempt: draft.attempt,
     ...(note.detail !== undefined ? { detail: note.detail } : {}),
   };
-  draft.history = [...draft.history, entry].slice(-HISTORY_LIMIT);
+  const skipped: HistoryEntry[] = stepsPassedWithoutUndo(record, draft).map((i) => ({
+    at,
+    event: COMPENSATION_STEP_SKIPPED,
+    by: note.by,
+    from: draft.processState,
+    to: draft.processState,
+    attempt: draft.attempt,
+    detail: `${draft.steps[i]!.name}: no undo declared`,
+  }));
+  draft.history = [...draft.history, entry, ...skipped].slice(-HISTORY_LIMIT);
   return { ok: true, record: draft, changed: true };
 }
 

@@ -1,6 +1,6 @@
 import { orderFingerprint, type Order } from "../order";
 import type { StateRecord } from "../stateRecord";
-import type { WorkflowDefinition } from "../workflow";
+import { hasUndo, type WorkflowDefinition } from "../workflow";
 import { refuse, unchanged, type TransitionResult } from "./result";
 
 export interface SubmitContext {
@@ -38,6 +38,7 @@ export function submit(order: Order, ctx: SubmitContext): StateRecord {
       result: null,
       compensation: null,
       lastError: null,
+      undoable: hasUndo(s),
       undo: null,
     })),
     replyTo: order.replyTo ?? null,

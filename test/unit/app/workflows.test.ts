@@ -49,3 +49,15 @@ it("refuses a step calling an operation its service does not declare (src/domain
     `step notifyCustomer calls ${last.agent}/undeclared, an operation SERVICES.${last.agent}.operations in src/domain/process.ts does not declare`,
   );
 });
+
+it("takes a step without undo, and refuses one that declares only part of an undo", () => {
+  const { name, agent, doOperation, doRequest, undoOperation } = orderWorkflowV1.steps[0]!;
+  const check = { name: "checkStock", agent, doOperation, doRequest };
+  // A plain-JavaScript entry can leave out a part of the undo that TypeScript would have asked for.
+  const partial = { ...check, name, undoOperation } as unknown as WorkflowDefinition["steps"][number];
+  expect(() => workflows.registerWorkflow({ name: "order", version: 4, steps: [partial] })).toThrow(
+    `step ${name} declares undoOperation but not compensationFrom, undoRequest: add compensationFrom and undoRequest for a step that is undone, or remove undoOperation for a step without undo`,
+  );
+  workflows.registerWorkflow({ name: "order", version: 3, steps: [check, ...orderWorkflowV1.steps] });
+  expect(workflows.appWorkflows().get({ name: "order", version: 3 })?.steps[0]).toBe(check);
+});

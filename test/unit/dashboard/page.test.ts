@@ -58,7 +58,7 @@ describe("dashboard page", () => {
       pending.push(...importsOf(url));
     }
     expect([...loaded].sort()).toEqual(
-      ["dom", "main", "pageConfig", "timingBudget", "tuning", "tuningKnobs"].map(
+      ["dom", "main", "pageConfig", "stepView", "timingBudget", "tuning", "tuningKnobs"].map(
         (m) => `/api/dashboard/${m}.js`,
       ),
     );

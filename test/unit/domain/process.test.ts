@@ -10,6 +10,7 @@ import {
   agentNameSchema,
   agentRequestQueue,
   checkProcess,
+  hasUndo,
   orderWorkflowV1,
   serviceUrlSetting,
   type ServiceDeclaration,
@@ -19,7 +20,7 @@ import { sampleOrder } from "../../support/domain";
 /**
  * The sample's process, step by step. This file is the one that states it (here, and in the bodies below): a fork that changes the declaration
  * changes this table with it (docs/extending.md); every other test derives the steps from the declaration or runs
- * on a declaration of its own, like the rules' tests below.
+ * on a declaration of its own, like the rules' tests below. A step without undo has null for its undo.
  */
 const SAMPLE_STEPS = [
   ["reserveInventory", "inventory", "reserve", "release"],
@@ -29,9 +30,9 @@ const SAMPLE_STEPS = [
 
 describe("the process declaration", () => {
   it("declares the sample's steps in order, each with its service, operation and undo, and nothing else", () => {
-    expect(orderWorkflowV1.steps.map((s) => [s.name, s.agent, s.doOperation, s.undoOperation])).toEqual(
-      SAMPLE_STEPS,
-    );
+    expect(
+      orderWorkflowV1.steps.map((s) => [s.name, s.agent, s.doOperation, s.undoOperation ?? null]),
+    ).toEqual(SAMPLE_STEPS);
     // Every declared service is one a step calls, in the order the steps first call them.
     expect(AGENT_NAMES).toEqual([...new Set(orderWorkflowV1.steps.map((s) => s.agent))]);
     expect(agentNameSchema.options).toEqual(AGENT_NAMES);
@@ -41,6 +42,11 @@ describe("the process declaration", () => {
   it("builds the sample's request bodies from the immutable order, and undo bodies from what the success recorded", () => {
     const order = sampleOrder();
     const step = (name: string) => orderWorkflowV1.steps.find((s) => s.name === name)!;
+    const undoable = (name: string) => {
+      const found = step(name);
+      if (!hasUndo(found)) throw new Error(`${name} declares no undo`);
+      return found;
+    };
     expect(step("reserveInventory").doRequest(order)).toEqual({
       orderId: "ORD-1001",
       items: [{ sku: "SKU-1", quantity: 2 }],
@@ -51,13 +57,13 @@ describe("the process declaration", () => {
       currency: "EUR",
     });
     expect(step("bookShipping").doRequest(order)).toMatchObject({ address: { city: "Berlin" } });
-    const charge = step("chargePayment");
+    const charge = undoable("chargePayment");
     const compensation = charge.compensationFrom({ orderId: "ORD-1001", chargeId: "CHG-1", amount: 19.98 });
     expect(compensation).toEqual({ chargeId: "CHG-1" });
     expect(charge.undoRequest(order, compensation)).toEqual({ orderId: "ORD-1001", chargeId: "CHG-1" });
     // Outcome unknown (reply lost): the undo names the order only.
     expect(charge.undoRequest(order, null)).toEqual({ orderId: "ORD-1001" });
-    expect(step("reserveInventory").compensationFrom("not an object")).toBeNull();
+    expect(undoable("reserveInventory").compensationFrom("not an object")).toBeNull();
   });
 
   it("names each service's queue, URL setting and agent function by one rule", () => {
@@ -74,9 +80,11 @@ const services: Record<string, ServiceDeclaration> = {
   stock: { summary: "Holds the stock.", operations: ["reserve", "release"] },
   bank: { summary: "Moves the money.", operations: ["charge", "refund"] },
 };
+/** The two builders an undo is declared with, beside its operation. */
+const undoBodies = { compensationFrom: () => null, undoRequest: () => ({}) };
 const steps = [
-  { name: "reserveStock", agent: "stock", doOperation: "reserve", undoOperation: "release" },
-  { name: "chargeCard", agent: "bank", doOperation: "charge", undoOperation: "refund" },
+  { name: "reserveStock", agent: "stock", doOperation: "reserve", undoOperation: "release", ...undoBodies },
+  { name: "chargeCard", agent: "bank", doOperation: "charge", undoOperation: "refund", ...undoBodies },
 ];
 
 describe("the rules a declaration is held to at load", () => {
@@ -97,7 +105,7 @@ describe("the rules a declaration is held to at load", () => {
     expect(checkProcess({ ...services, courier }, steps)).toEqual([
       "src/domain/process.ts: service courier is declared but no step of ORDER_WORKFLOWS calls it",
     ]);
-    const book = { name: "bookCourier", doOperation: "book", undoOperation: "cancel" };
+    const book = { name: "bookCourier", doOperation: "book", undoOperation: "cancel", ...undoBodies };
     expect(
       checkProcess({ ...services, Cou_rier: courier }, [...steps, { ...book, agent: "Cou_rier" }]),
     ).toEqual([
@@ -116,5 +124,27 @@ describe("the rules a declaration is held to at load", () => {
       "src/domain/process.ts: operation courier/Book! is declared but no step calls it",
     ]);
     expect(checkProcess({}, [])).toEqual(["src/domain/process.ts: SERVICES declares no service"]);
+  });
+
+  it("takes a step without undo, declared with none of the undo's parts, and refuses one with some of them", () => {
+    const fraud = { summary: "Screens the order.", operations: ["screen"] };
+    const screen = { name: "screenOrder", agent: "fraud", doOperation: "screen" };
+    expect(checkProcess({ ...services, fraud }, [steps[0]!, screen, steps[1]!])).toEqual([]);
+    const { compensationFrom: _dropped, ...withoutCompensation } = steps[1]!;
+    expect(checkProcess(services, [steps[0]!, withoutCompensation])).toEqual([
+      "src/domain/process.ts: step chargeCard declares undoOperation, undoRequest but not compensationFrom: add compensationFrom for a step that is undone, or remove undoOperation and undoRequest for a step without undo",
+    ]);
+    // An undo declared by its operation only, on an operation the service lacks: both are named.
+    expect(
+      checkProcess({ ...services, fraud }, [...steps, { ...screen, undoOperation: "unscreen" }]),
+    ).toEqual([
+      "src/domain/process.ts: step screenOrder declares undoOperation but not compensationFrom, undoRequest: add compensationFrom and undoRequest for a step that is undone, or remove undoOperation for a step without undo",
+      "src/domain/process.ts: step screenOrder calls fraud/unscreen, an operation SERVICES.fraud.operations in src/domain/process.ts does not declare (declared: screen)",
+    ]);
+    // A step that loses its undo leaves the undo's operation declared and uncalled.
+    const { undoOperation: _op, compensationFrom: _from, undoRequest: _request, ...chargeOnly } = steps[1]!;
+    expect(checkProcess(services, [steps[0]!, chargeOnly])).toEqual([
+      "src/domain/process.ts: operation bank/refund is declared but no step calls it",
+    ]);
   });
 });

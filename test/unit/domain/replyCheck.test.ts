@@ -13,7 +13,7 @@ import {
   type StateRecord,
 } from "../../../src/domain";
 import { at, claimedRecord, ok, processingRecord } from "../../support/domain";
-import { FIXTURE_3 } from "../../support/fixtureWorkflows";
+import { FIXTURE_3, FIXTURE_WITHOUT_UNDO } from "../../support/fixtureWorkflows";
 
 /** The records below are on the builders' default workflow, a three-step fixture: steps 0, 1 and 2 (LAST). */
 const workflow = FIXTURE_3;
@@ -187,6 +187,57 @@ describe("checkReply", () => {
     expect(undoing.steps[1]!.undo!.requestId).toBe(`${attempt}:1:undo`);
     expect(checkReply(undoing, reply(attempt, 1, "undo"))).toEqual({ verdict: "current" });
     expect(checkReply(undoing, reply(attempt, 0, "undo"))).toMatchObject({ verdict: "unknown" });
+  });
+
+  it("knows an earlier attempt reached an undo when the step above it declares none", () => {
+    // The fixture's steps 1 and 3 declare no undo. Attempt 1 refused at the last, undid step 2, dispatched the undo
+    // of step 0 and timed out on it; attempt 2 dispatched it again. Step 1 in between never had an undo to dispatch.
+    const on = FIXTURE_WITHOUT_UNDO;
+    const refusing = processingRecord(3, true, on);
+    const first = refusing.lockedBy!;
+    const failed = ok(
+      stepFailedPermanent(refusing, {
+        now: at(20),
+        lockedBy: first,
+        stepIndex: 3,
+        error: { code: "Refused", message: "no" },
+      }),
+    );
+    const undo2 = ok(
+      compensationStepDispatched(failed, {
+        now: at(21),
+        lockedBy: first,
+        stepIndex: 2,
+        stepTimeoutSeconds: 30,
+      }),
+    );
+    const done2 = ok(compensationStepDone(undo2, { now: at(22), lockedBy: first, stepIndex: 2, result: {} }));
+    const undo0 = ok(
+      compensationStepDispatched(done2, {
+        now: at(23),
+        lockedBy: first,
+        stepIndex: 0,
+        stepTimeoutSeconds: 30,
+      }),
+    );
+    const expired = ok(
+      expire(undo0, { now: at(60), expectedLockedBy: first, maxFailures: 3, backoffSeconds: 1 }),
+    );
+    const second = ok(claim(expired, { now: at(70), claimTimeoutSeconds: 60 }));
+    const redo0 = ok(
+      compensationStepDispatched(second, {
+        now: at(71),
+        lockedBy: second.lockedBy!,
+        stepIndex: 0,
+        stepTimeoutSeconds: 30,
+      }),
+    );
+    // Attempt 1's late answer to what it did send: dropped, no alarm.
+    expect(checkReply(redo0, reply(first, 0, "undo"))).toEqual({
+      verdict: "stale",
+      reason: `step 0 undo of ${first}: attempt 1 is over (now 2)`,
+    });
+    expect(checkReply(redo0, reply(first, 1, "undo"))).toMatchObject({ verdict: "unknown" });
   });
 
   it("never trusts a claim it cannot check: a fresh claim has no request on any step", () => {

@@ -7,6 +7,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  COMPENSATION_STEP_SKIPPED,
   HISTORY_LIMIT,
   TERMINAL_STATES,
   claim,
@@ -15,8 +16,10 @@ import {
   compensationStepDone,
   compensationStepFailed,
   expire,
+  hasUndo,
   isDocumentedEdge,
   isLocked,
+  mayPassStepsWithoutUndo,
   nextStepIndex,
   nextUndoIndex,
   operatorCancel,
@@ -31,6 +34,7 @@ import {
   type ProcessState,
   type StateRecord,
   type TransitionResult,
+  type WorkflowDefinition,
 } from "../../../src/domain";
 import { T0, pendingRecord, sampleOrder } from "../../support/domain";
 import { FIXTURE_WORKFLOWS } from "../../support/fixtureWorkflows";
@@ -301,12 +305,29 @@ const actionArb: fc.Arbitrary<Event> = fc.oneof(
 );
 const stepArb = fc.record({ event: actionArb, fresh: fc.boolean() });
 
+/** The history entries a commit added (entries are written once and shared, so the new ones are new objects). */
+function addedEntries({ prev, next }: Commit) {
+  const before = new Set(prev.history);
+  return next.history.filter((entry) => !before.has(entry));
+}
+
+/** The steps a commit recorded as passed without undo, by index. */
+function skippedIn(commit: Commit): number[] {
+  return addedEntries(commit)
+    .filter((entry) => entry.event === COMPENSATION_STEP_SKIPPED)
+    .map((entry) => commit.next.steps.findIndex((s) => entry.detail === `${s.name}: no undo declared`));
+}
+
 /** Compensation bookkeeping derived from the commit log, to check the undo plan and its order. */
-function checkCompensation(commits: Commit[]): void {
+function checkCompensation(commits: Commit[], workflow: WorkflowDefinition): void {
+  const undoable = (i: number) => hasUndo(workflow.steps[i]!);
   const forwardOrder: number[] = [];
   let plan: Set<number> | null = null;
   let undone: number[] = [];
-  for (const { event, prev, next } of commits) {
+  // Every step compensation dealt with, in the order it did: undone, or passed for having no undo.
+  let walked: number[] = [];
+  for (const commit of commits) {
+    const { event, prev, next } = commit;
     if (event === "stepDispatched") {
       const index = next.steps.findIndex((s, i) => s.dispatchedAt !== prev.steps[i]!.dispatchedAt);
       if (!forwardOrder.includes(index)) forwardOrder.push(index);
@@ -316,11 +337,14 @@ function checkCompensation(commits: Commit[]): void {
       !["CompensationPending", "Compensating", "CompensationFailed"].includes(prev.processState);
     if (entering) {
       // The plan, computed here rather than by the code under test: every step that succeeded or is in doubt
-      // (dispatched, never decisively answered), and nothing else.
+      // (dispatched, never decisively answered) and whose definition declares an undo, and nothing else.
       plan = new Set(
-        next.steps.flatMap((s, i) => (s.status === "Succeeded" || s.status === "Dispatched" ? [i] : [])),
+        next.steps.flatMap((s, i) =>
+          (s.status === "Succeeded" || s.status === "Dispatched") && undoable(i) ? [i] : [],
+        ),
       );
       undone = [];
+      walked = [];
     }
     if (event === "compensationStepDispatched") {
       const index = next.steps.findIndex(
@@ -337,7 +361,10 @@ function checkCompensation(commits: Commit[]): void {
         (s, i) => s.undo?.status === "Succeeded" && prev.steps[i]!.undo?.status !== "Succeeded",
       );
       undone.push(index);
+      walked.push(index);
     }
+    // Written after the transition's own entry: the steps it moved past once its own move was made.
+    walked.push(...skippedIn(commit));
     if (next.processState === "Compensated" && prev.processState !== "Compensated") {
       expect(new Set(undone), "Compensated must undo exactly the steps that may have had an effect").toEqual(
         plan,
@@ -346,14 +373,23 @@ function checkCompensation(commits: Commit[]): void {
       expect(undone, "undo must run in reverse completion order").toEqual(expectedOrder);
       expect(
         next.steps.every(
-          (s) => s.status === "Pending" || s.status === "Failed" || s.undo?.status === "Succeeded",
+          (s, i) =>
+            s.status === "Pending" || s.status === "Failed" || s.undo?.status === "Succeeded" || !undoable(i),
         ),
       ).toBe(true);
+      // The trail reads every step compensation reached, from the last down: each undone, or passed (a step
+      // without undo that succeeded, was refused or is in doubt) in the write that moved past it.
+      const reached = next.steps.flatMap((s, i) => (s.status !== "Pending" ? [i] : []));
+      const expectedWalk = reached.filter((i) => !undoable(i) || plan!.has(i)).reverse();
+      expect(walked, "compensation must undo or pass each step it reaches, once, from the last down").toEqual(
+        expectedWalk,
+      );
     }
   }
 }
 
-function checkCommit({ event, prev, next }: Commit): void {
+function checkCommit(commit: Commit, workflow: WorkflowDefinition): void {
+  const { event, prev, next } = commit;
   // No write loses or rewrites the order: identity, workflow and shape survive every transition.
   expect(stateRecordSchema.safeParse(next).success).toBe(true);
   expect(next.orderId).toBe(prev.orderId);
@@ -368,6 +404,16 @@ function checkCommit({ event, prev, next }: Commit): void {
     isDocumentedEdge(event, prev.processState, next.processState),
     `${event}: ${prev.processState} → ${next.processState}`,
   ).toBe(true);
+
+  // Each step says whether its definition declares an undo, and no undo is ever dispatched for one that does not.
+  expect(next.steps.map((s) => s.undoable)).toEqual(workflow.steps.map(hasUndo));
+  expect(next.steps.filter((s) => !s.undoable && s.undo !== null)).toEqual([]);
+  // Only the transitions the table says pass steps without undo record doing so, and only for such steps.
+  const skipped = skippedIn(commit);
+  if (skipped.length > 0) {
+    expect(mayPassStepsWithoutUndo(event), `${event} recorded ${COMPENSATION_STEP_SKIPPED}`).toBe(true);
+    expect(skipped.every((i) => i >= 0 && !hasUndo(workflow.steps[i]!))).toBe(true);
+  }
 
   // A terminal state is left only by an operator action; Processed and Compensated are never left.
   if (TERMINAL_STATES.includes(prev.processState) && next.processState !== prev.processState) {
@@ -433,9 +479,10 @@ function drainToTerminal(world: World): ProcessState {
   throw new Error(`order stuck in ${world.record.processState}`);
 }
 
-// On fixture workflows of several lengths (test/support/fixtureWorkflows.ts): the rules hold whatever the steps.
-describe.each(FIXTURE_WORKFLOWS.map((workflow) => ({ workflow, steps: workflow.steps.length })))(
-  "state machine under random interleavings, $steps steps",
+// On fixture workflows of several lengths, one with steps without undo (test/support/fixtureWorkflows.ts): the
+// rules hold whatever the steps.
+describe.each(FIXTURE_WORKFLOWS.map((workflow) => ({ workflow, name: workflow.name })))(
+  "state machine under random interleavings, $name",
   ({ workflow }) => {
     it(`keeps every invariant over ${NUM_RUNS} random event sequences`, () => {
       const reached = new Set<string>();
@@ -445,10 +492,10 @@ describe.each(FIXTURE_WORKFLOWS.map((workflow) => ({ workflow, steps: workflow.s
           for (const { event, fresh } of steps) act(world, event, fresh);
           const drained = drainToTerminal(world);
           for (const c of world.commits) {
-            checkCommit(c);
+            checkCommit(c, workflow);
             reached.add(c.next.processState);
           }
-          checkCompensation(world.commits);
+          checkCompensation(world.commits, workflow);
           expect(TERMINAL_STATES).toContain(drained);
         }),
         { numRuns: NUM_RUNS },

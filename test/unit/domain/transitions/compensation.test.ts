@@ -4,6 +4,7 @@ import {
   compensationStepDispatched,
   compensationStepDone,
   compensationStepFailed,
+  hasUndo,
   nextUndoIndex,
   operatorCancel,
   processed,
@@ -11,75 +12,94 @@ import {
   stepSucceeded,
 } from "../../../../src/domain";
 import { at, ok, pendingRecord, processingRecord } from "../../../support/domain";
-import { STEPS, LAST, refusal, compensatingRecord, undoOfStep1Failed } from "./support";
+import { FIXTURE_WITHOUT_UNDO } from "../../../support/fixtureWorkflows";
+import {
+  STEPS,
+  refusal,
+  compensatingRecord,
+  skippedSteps,
+  undoOfStep1Failed,
+  undosBelow,
+  workflow,
+} from "./support";
 
-describe("compensation steps", () => {
-  it("undoes in reverse order and ends Compensated", () => {
-    let record = compensatingRecord();
-    const lockedBy = record.lockedBy!;
-    expect(
-      refusal(
-        compensationStepDispatched(record, { now: at(21), lockedBy, stepIndex: 0, stepTimeoutSeconds: 30 }),
-      ).code,
-    ).toBe("StepOutOfOrder");
-    const newestFirst = Array.from({ length: LAST }, (_, i) => LAST - 1 - i);
-    for (const [i, index] of newestFirst.entries()) {
-      record = ok(
-        compensationStepDispatched(record, {
-          now: at(21 + i),
-          lockedBy,
-          stepIndex: index,
-          stepTimeoutSeconds: 30,
-        }),
-      );
-      expect(record.completeBy).toBe(at(51 + i).toISOString());
+// On the builders' fixture, and on one whose second and last steps declare no undo: compensation passes those.
+describe.each([workflow, FIXTURE_WITHOUT_UNDO].map((on) => ({ on, name: on.name })))(
+  "compensation steps, $name",
+  ({ on }) => {
+    it("undoes in reverse order, passing the steps without undo, and ends Compensated", () => {
+      let record = compensatingRecord(on);
+      const lockedBy = record.lockedBy!;
+      const last = on.steps.length - 1;
+      const newestFirst = undosBelow(on, last);
       expect(
-        compensationStepDispatched(record, {
-          now: at(25),
-          lockedBy,
-          stepIndex: index,
-          stepTimeoutSeconds: 30,
-        }),
-      ).toMatchObject({ ok: true, changed: false });
-      expect(refusal(compensated(record, { now: at(22), lockedBy })).code).toBe("StepsIncomplete");
-      record = ok(
-        compensationStepDone(record, {
-          now: at(22 + i),
-          lockedBy,
-          stepIndex: index,
-          result: { undone: index },
-        }),
+        refusal(
+          compensationStepDispatched(record, { now: at(21), lockedBy, stepIndex: 0, stepTimeoutSeconds: 30 }),
+        ).code,
+      ).toBe("StepOutOfOrder");
+      for (const [i, index] of newestFirst.entries()) {
+        record = ok(
+          compensationStepDispatched(record, {
+            now: at(21 + i),
+            lockedBy,
+            stepIndex: index,
+            stepTimeoutSeconds: 30,
+          }),
+        );
+        expect(record.completeBy).toBe(at(51 + i).toISOString());
+        expect(
+          compensationStepDispatched(record, {
+            now: at(25),
+            lockedBy,
+            stepIndex: index,
+            stepTimeoutSeconds: 30,
+          }),
+        ).toMatchObject({ ok: true, changed: false });
+        expect(refusal(compensated(record, { now: at(22), lockedBy })).code).toBe("StepsIncomplete");
+        record = ok(
+          compensationStepDone(record, {
+            now: at(22 + i),
+            lockedBy,
+            stepIndex: index,
+            result: { undone: index },
+          }),
+        );
+        expect(
+          compensationStepDone(record, { now: at(23), lockedBy, stepIndex: index, result: null }),
+        ).toMatchObject({ ok: true, changed: false });
+      }
+      const done = ok(compensated(record, { now: at(30), lockedBy }));
+      expect(done).toMatchObject({ processState: "Compensated", lockedBy: null, completeBy: null });
+      // Each step without undo it reached (the refused last one too) is in the trail, once, highest first.
+      const passed = on.steps.flatMap((s) => (hasUndo(s) ? [] : [`${s.name}: no undo declared`])).reverse();
+      expect(skippedSteps(done)).toEqual(passed);
+      expect(done.steps.map((s) => s.undo?.status ?? null)).toEqual(
+        on.steps.map((s, i) => (i < last && hasUndo(s) ? "Succeeded" : null)),
       );
-      expect(
-        compensationStepDone(record, { now: at(23), lockedBy, stepIndex: index, result: null }),
-      ).toMatchObject({ ok: true, changed: false });
-    }
-    expect(ok(compensated(record, { now: at(30), lockedBy }))).toMatchObject({
-      processState: "Compensated",
-      lockedBy: null,
-      completeBy: null,
     });
-  });
 
-  it("refuses an undo outcome for an undo never dispatched", () => {
-    const record = compensatingRecord();
-    const lockedBy = record.lockedBy!;
-    expect(
-      refusal(compensationStepDone(record, { now: at(21), lockedBy, stepIndex: 1, result: null })).code,
-    ).toBe("StepOutOfOrder");
-    expect(
-      refusal(
-        compensationStepFailed(record, {
-          now: at(21),
-          lockedBy,
-          stepIndex: 1,
-          outcome: "permanent",
-          error: { code: "x", message: "" },
-        }),
-      ).code,
-    ).toBe("StepOutOfOrder");
-  });
+    it("refuses an undo outcome for an undo never dispatched", () => {
+      const record = compensatingRecord(on);
+      const lockedBy = record.lockedBy!;
+      expect(
+        refusal(compensationStepDone(record, { now: at(21), lockedBy, stepIndex: 1, result: null })).code,
+      ).toBe("StepOutOfOrder");
+      expect(
+        refusal(
+          compensationStepFailed(record, {
+            now: at(21),
+            lockedBy,
+            stepIndex: 1,
+            outcome: "permanent",
+            error: { code: "x", message: "" },
+          }),
+        ).code,
+      ).toBe("StepOutOfOrder");
+    });
+  },
+);
 
+describe("a failed undo", () => {
   it("ends the attempt early on a transient undo failure", () => {
     const failed = undoOfStep1Failed("transient", { code: "Unavailable", message: "503" });
     expect(failed).toMatchObject({ processState: "Compensating", completeBy: at(22).toISOString() });

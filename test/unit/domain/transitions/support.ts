@@ -1,9 +1,12 @@
 import {
+  COMPENSATION_STEP_SKIPPED,
   compensationStepDispatched,
   compensationStepFailed,
+  hasUndo,
   stepFailedPermanent,
   type StateRecord,
   type TransitionResult,
+  type WorkflowDefinition,
 } from "../../../../src/domain";
 import { at, ok, processingRecord } from "../../../support/domain";
 import { FIXTURE_3 } from "../../../support/fixtureWorkflows";
@@ -31,18 +34,30 @@ export function refusal(result: TransitionResult) {
   return result.refusal;
 }
 
-/** A Compensating record after the last step was declined: every earlier step to undo, held by attempt 1. */
-export function compensatingRecord(): StateRecord {
-  const record = processingRecord(LAST, true);
+/**
+ * A Compensating record after the last step was declined: every earlier step to undo (or, without undo, to pass),
+ * held by attempt 1. On `on`, the builders' workflow unless a test runs on another fixture.
+ */
+export function compensatingRecord(on: WorkflowDefinition = workflow): StateRecord {
+  const last = on.steps.length - 1;
+  const record = processingRecord(last, true, on);
   return ok(
     stepFailedPermanent(record, {
       now: at(20),
       lockedBy: record.lockedBy!,
-      stepIndex: LAST,
+      stepIndex: last,
       error: { code: "Declined", message: "no courier" },
     }),
   );
 }
+
+/** The `detail` of the audit entries that say compensation passed a step without undo, in the order written. */
+export const skippedSteps = (record: StateRecord): string[] =>
+  record.history.filter((h) => h.event === COMPENSATION_STEP_SKIPPED).map((h) => h.detail ?? "");
+
+/** The indices of `on`'s steps that declare an undo, below `below`, highest first: compensation's undos. */
+export const undosBelow = (on: WorkflowDefinition, below: number): number[] =>
+  on.steps.flatMap((s, i) => (i < below && hasUndo(s) ? [i] : [])).reverse();
 
 /**
  * `compensatingRecord()` with the undo of step 1 dispatched at 21 s and failed at 22 s: a transient failure ends the
