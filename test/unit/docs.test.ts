@@ -9,6 +9,7 @@ import { loadConfig, serviceUrlUnder, SETTINGS, SETTING_NAMES } from "../../src/
 import {
   AGENT_NAMES,
   ALERT_KINDS,
+  SERVICES,
   claimLatencyBudget,
   defaultWorkflows,
   renderLatencyBudget,
@@ -180,6 +181,23 @@ describe("docs", () => {
       ...Object.keys(schedulerActivities),
     ];
     for (const name of names) expect(text, name).toContain(`\`${name}\``);
+  });
+
+  it("names only declared services and their operations in the fault specs it shows, so a rename leaves none stale", () => {
+    // The simulator's /_faults bodies in commands (`"service":"payment","operation":"charge"`); the service names in
+    // settings, queues and functions are checked with the other files that list the process (test/unit/process.test.ts).
+    for (const file of DOCS) {
+      const faults = [
+        ...readFileSync(file, "utf8").matchAll(/"service": ?"([a-z]+)"(?:, ?"operation": ?"([a-z]+)")?/g),
+      ];
+      for (const [spec, service, operation] of faults) {
+        expect(AGENT_NAMES as readonly string[], `${file}: ${spec}`).toContain(service);
+        if (operation) {
+          const operations: readonly string[] = SERVICES[service as (typeof AGENT_NAMES)[number]].operations;
+          expect(operations, `${file}: ${spec}`).toContain(operation);
+        }
+      }
+    }
   });
 
   it("every path of the repository a doc names exists", () => {
