@@ -14,7 +14,7 @@ import { z } from "zod";
 import type { PagingKeys } from "../config";
 import { isoTimestamp, ORDER_ID_PATTERN, quoteValue } from "../domain";
 import type { ListPosition } from "../store/stateStore";
-import type { Param } from "./params";
+import type { Param } from "./param";
 
 const positionSchema = z.strictObject({
   updatedAt: isoTimestamp,

@@ -4,9 +4,7 @@ import { ORDER_ID_PATTERN, ORDER_ID_RULE, processStateSchema, quoteValue } from 
 import type { ListPosition } from "../store/stateStore";
 import type { ProcessState } from "../domain";
 import { readContinuation } from "./continuation";
-
-/** A parameter read from a route or a query string: its value, or the 400 message that names the problem. */
-export type Param<T> = { ok: true; value: T } | { ok: false; error: string };
+import type { Param } from "./param";
 
 /**
  * The `{orderId}` of a route, checked like the orderId of a submission before it reaches a store call or a durable

@@ -16,7 +16,7 @@ import { RemoteServiceClient } from "../remote/remoteService";
 import { Messaging, createServiceBusClient } from "../messaging/serviceBus";
 import { StateStore } from "../store/stateStore";
 import { SetAsideBodies } from "../store/setAsideBodies";
-import { SUBMISSION_CHECK } from "../supervisor/submissions";
+import { SUBMISSION_CHECK } from "../supervisor/submissionCheck";
 import { appWorkflows } from "./workflows";
 
 /**

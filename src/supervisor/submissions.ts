@@ -2,24 +2,9 @@ import type { Dependencies } from "../app/dependencies";
 import { orderSchema, type Order, type OrderDocument } from "../domain";
 import type { Logger } from "../telemetry/logger";
 import { recordSubmission } from "../submission/submit";
+import { SUBMISSION_CHECK } from "./submissionCheck";
 
-/**
- * The Supervisor's check that every stored order was submitted. An order document is written before its state
- * record (by the front door, or by the `orders` queue's submission), and the two share no transaction: a front door
- * whose send to `orders` failed after the document landed (its client may never send again), or a submission that
- * kept failing, leaves a document that nothing would ever pick up. Each sweep pages through the documents
- * submitted since its checkpoint, up to GRACE_SECONDS ago (the time the queue's own path takes, put-backs
- * included, is far less), and creates the state record of any that has none, as the queue would have: the order
- * is then claimed like any other. Nothing is done twice: the state record's create is keyed by orderId.
- */
-export const SUBMISSION_CHECK = {
-  /** The checkpoint document's name in the `leases` container. */
-  checkpoint: "submissions-checked",
-  /** How old a document must be before its missing record counts as missing. */
-  graceSeconds: 120,
-  /** Pages (of SUPERVISOR_PAGE_SIZE) per sweep; the rest waits for the next sweep. */
-  maxPages: 10,
-} as const;
+export { SUBMISSION_CHECK } from "./submissionCheck";
 
 export interface SubmissionCheckReport {
   /** Order documents looked at. */
@@ -41,6 +26,15 @@ function orderOf(document: OrderDocument): Order | undefined {
   return parsed.success ? parsed.data : undefined;
 }
 
+/**
+ * The Supervisor's check that every stored order was submitted. An order document is written before its state
+ * record (by the front door, or by the `orders` queue's submission), and the two share no transaction: a front door
+ * whose send to `orders` failed after the document landed (its client may never send again), or a submission that
+ * kept failing, leaves a document that nothing would ever pick up. Each sweep pages through the documents
+ * submitted since its checkpoint, up to GRACE_SECONDS ago (the time the queue's own path takes, put-backs
+ * included, is far less), and creates the state record of any that has none, as the queue would have: the order
+ * is then claimed like any other. Nothing is done twice: the state record's create is keyed by orderId.
+ */
 export async function checkSubmissions(
   deps: Pick<
     Dependencies,

@@ -3,7 +3,7 @@ import { shutdownAzureMonitor, useAzureMonitor } from "@azure/monitor-openteleme
 import { context, metrics, propagation, trace } from "@opentelemetry/api";
 import type { TelemetryConfig } from "../config";
 import { credentialFor } from "../app/credential";
-import type { Telemetry } from "./telemetry";
+import type { Telemetry } from "./telemetrySetUp";
 
 /**
  * Application Insights through the Azure Monitor OpenTelemetry distro: the app's spans (requests for the functions'

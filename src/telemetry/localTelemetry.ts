@@ -6,7 +6,7 @@ import {
   PeriodicExportingMetricReader,
 } from "@opentelemetry/sdk-metrics";
 import { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter } from "@opentelemetry/sdk-trace-base";
-import type { Telemetry } from "./telemetry";
+import type { Telemetry } from "./telemetrySetUp";
 import { TraceBuffer } from "./traceBuffer";
 import { TRACER_NAME } from "./tracing";
 

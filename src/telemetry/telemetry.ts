@@ -1,5 +1,7 @@
 import type { TelemetryConfig } from "../config";
-import type { TraceBuffer } from "./traceBuffer";
+import type { Telemetry } from "./telemetrySetUp";
+
+export type { Telemetry } from "./telemetrySetUp";
 
 /**
  * The one place that decides where the app's spans and metrics go, run by src/index.ts before any function is
@@ -11,14 +13,6 @@ import type { TraceBuffer } from "./traceBuffer";
  * Each is loaded only when chosen: with tracing off a cold start loads no SDK at all, and in Azure only the
  * distro's.
  */
-
-export interface Telemetry {
-  mode: "azureMonitor" | TelemetryConfig["localTracing"];
-  /** The recent spans (LOCAL_TRACING=memory); undefined otherwise. */
-  buffer: TraceBuffer | undefined;
-  /** Exports what is pending and takes the set-up down: for tools, tests and a reload, never needed by the host. */
-  shutdown(): Promise<void>;
-}
 
 const OFF: Telemetry = { mode: "off", buffer: undefined, shutdown: () => Promise.resolve() };
 
