@@ -4,8 +4,6 @@ import type { Logger } from "../telemetry/logger";
 import { recordSubmission } from "../submission/submit";
 import { SUBMISSION_CHECK } from "./submissionCheck";
 
-export { SUBMISSION_CHECK } from "./submissionCheck";
-
 export interface SubmissionCheckReport {
   /** Order documents looked at. */
   checked: number;

@@ -1,8 +1,6 @@
 import type { TelemetryConfig } from "../config";
 import type { Telemetry } from "./telemetrySetUp";
 
-export type { Telemetry } from "./telemetrySetUp";
-
 /**
  * The one place that decides where the app's spans and metrics go, run by src/index.ts before any function is
  * registered (and before the Azure SDKs load, which the Azure Monitor distro instruments when they do):

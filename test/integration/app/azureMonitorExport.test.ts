@@ -12,7 +12,7 @@ import path from "node:path";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import type * as Metrics from "../../../src/telemetry/metrics";
 import type * as TelemetryModule from "../../../src/telemetry/telemetry";
-import type { Telemetry } from "../../../src/telemetry/telemetry";
+import type { Telemetry } from "../../../src/telemetry/telemetrySetUp";
 import type * as Tracing from "../../../src/telemetry/tracing";
 import {
   loopbackCertificate,

@@ -4,7 +4,8 @@
  * completed) gets one, once, and the check goes on from its checkpoint.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkSubmissions, SUBMISSION_CHECK } from "../../../src/supervisor/submissions";
+import { checkSubmissions } from "../../../src/supervisor/submissions";
+import { SUBMISSION_CHECK } from "../../../src/supervisor/submissionCheck";
 import { sweep } from "../../../src/supervisor/sweep";
 import { submitOrder } from "../../../src/submission/submit";
 import { at, sampleOrder, SAMPLE_REPLY_TO } from "../../support/domain";
